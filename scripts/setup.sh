@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every build and run dependency of ttlpred from Debian 12 packages.
+# Idempotent and non-interactive; docs/dependencies.md says why each package is here.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config   # toolchain
+  zlib1g-dev                                     # gzip-compressed traces
+  libcli11-dev                                   # command-line parsing
+  nlohmann-json3-dev                             # JSON reports and service bodies
+  libgtest-dev libgmock-dev                      # tests
+  libbenchmark-dev                               # micro-benchmarks
+  libeigen3-dev                                  # matrix products in training
+  libdnnl-dev                                    # oneDNN: the inference peer in `ttlpred bench`
+  libcpp-httplib-dev                             # HTTP server for `ttlpred serve`
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,11 @@
+#pragma once
+// One function per subcommand, each in its own cmd_<name>.cpp: it declares the options and
+// the callback. main.cpp adds them all.
+#include <CLI/CLI.hpp>
+
+namespace ttlpred::cli {
+
+void add_generate_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
+
+}  // namespace ttlpred::cli

@@ -1,0 +1,27 @@
+// ttlpred: predicts grid job run times and safe TTLs. See README.md.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.hpp"
+#include "util/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"ttlpred: run-time prediction and safe TTLs for grid jobs"};
+  app.require_subcommand(1);
+  ttlpred::cli::add_generate_command(app);
+  ttlpred::cli::add_inspect_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const ttlpred::Error& e) {
+    std::fprintf(stderr, "ttlpred: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ttlpred: internal error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,71 @@
+#pragma once
+// The in-memory job table: one column per schema field, numbers as double (NaN = unknown),
+// categories as 32-bit codes into a per-column dictionary. Columnar so that feature
+// encoding and statistics run over contiguous arrays.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "data/job_record.hpp"
+#include "data/schema.hpp"
+
+namespace ttlpred {
+
+inline constexpr std::uint32_t kMissingCode = 0xFFFFFFFFu;
+
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
+// Interns strings of one categorical column; code i names values()[i].
+class Dictionary {
+ public:
+  std::uint32_t intern(std::string_view s);
+  // kMissingCode when absent; never inserts.
+  std::uint32_t find(std::string_view s) const;
+  std::string_view value(std::uint32_t code) const {
+    return code == kMissingCode ? std::string_view{} : std::string_view(values_[code]);
+  }
+  std::size_t size() const { return values_.size(); }
+  const std::vector<std::string>& values() const { return values_; }
+
+ private:
+  std::vector<std::string> values_;
+  std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> index_;
+};
+
+class JobTable {
+ public:
+  std::size_t rows() const { return rows_; }
+  void reserve(std::size_t n);
+
+  // Appends one row; unknown values stay missing.
+  void append(const JobRecord& r);
+  // Fills `out` with row i (category views point into this table's dictionaries).
+  void record(std::size_t i, JobRecord& out) const;
+
+  std::span<const double> num(Field f) const { return num_[index_of(f)]; }
+  std::span<double> num_mut(Field f) { return num_[index_of(f)]; }
+  std::span<const std::uint32_t> codes(Field f) const { return codes_[index_of(f)]; }
+  const Dictionary& dict(Field f) const { return dicts_[index_of(f)]; }
+  std::string_view text(Field f, std::size_t row) const { return dict(f).value(codes(f)[row]); }
+
+  // True when at least one row has a known value in this column.
+  bool has_values(Field f) const;
+  // A new table holding rows `order[0..]` of this one, in that order (dictionaries kept).
+  JobTable select(std::span<const std::size_t> order) const;
+  // Row indices sorted stably by submit time (unknown submit times last).
+  std::vector<std::size_t> submit_order() const;
+
+ private:
+  std::size_t rows_ = 0;
+  std::array<std::vector<double>, kNumFields> num_;  // empty for Category fields
+  std::array<std::vector<std::uint32_t>, kNumFields> codes_;  // empty for Number fields
+  std::array<Dictionary, kNumFields> dicts_;
+};
+
+}  // namespace ttlpred

@@ -1,0 +1,41 @@
+#pragma once
+// The model as trained: embeddings for categorical inputs, then a stack of dense layers.
+// The first layer's input is [dense features, embedding of cat 0, embedding of cat 1, ...].
+// This is the contract between the trainer (which fills it), the model file (which stores
+// it) and the inference engine (which compiles it into a packed, fused plan).
+#include <cstdint>
+#include <vector>
+
+#include "features/encoded_batch.hpp"
+
+namespace ttlpred {
+
+enum class Activation : std::uint8_t { None = 0, Relu = 1, LeakyRelu = 2 };
+inline constexpr float kLeakyReluSlope = 0.01f;
+
+struct Embedding {
+  std::uint32_t cardinality = 0;  // rows, OOV bucket (index 0) included
+  std::uint32_t dim = 0;
+  std::vector<float> table;       // cardinality x dim, row-major
+};
+
+struct DenseLayer {
+  std::uint32_t in = 0, out = 0;
+  std::vector<float> weight;  // out x in, row-major: y[o] = sum_i weight[o*in+i] * x[i] + bias[o]
+  std::vector<float> bias;    // out
+  Activation act = Activation::Relu;
+};
+
+struct MlpModel {
+  std::uint32_t dense_inputs = 0;
+  std::vector<Embedding> embeddings;  // one per categorical column, in EncodedBatch order
+  std::vector<DenseLayer> layers;     // last layer has out == 1 and Activation::None
+
+  std::uint32_t first_layer_inputs() const {
+    std::uint32_t n = dense_inputs;
+    for (const auto& e : embeddings) n += e.dim;
+    return n;
+  }
+};
+
+}  // namespace ttlpred

@@ -1,0 +1,21 @@
+#pragma once
+// Whole-file reads and atomic writes. Nothing we write is ever half-written: data goes to a
+// temporary file beside the target, is flushed to disk, then renamed over it.
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ttlpred {
+
+std::vector<std::uint8_t> read_file_bytes(const std::string& path);
+
+// Writes `bytes` to `path` atomically (temp file in the same folder + fsync + rename).
+void write_file_atomic(const std::string& path, std::span<const std::uint8_t> bytes);
+
+// Streams content through `fill`, which writes to the given FILE*; same atomic guarantee.
+// Used for large outputs (generated traces) that should not be held in memory twice.
+void write_file_atomic_stream(const std::string& path, const std::function<void(std::FILE*)>& fill);
+
+}  // namespace ttlpred

@@ -1,0 +1,15 @@
+#pragma once
+// Helpers shared by tests: temp folders, the shared/ traces, running the CLI.
+#include <string>
+
+namespace ttlpred::test {
+
+// A fresh empty folder under the system temp dir, removed at process exit.
+std::string temp_dir();
+// Path of a file in ../shared/data/traces, or "" when shared/ is absent (callers GTEST_SKIP).
+std::string shared_trace(const std::string& name);
+// Runs build/ttlpred with `args` (a shell-quoted string); returns the exit code and fills
+// `output` with stdout+stderr.
+int run_cli(const std::string& args, std::string* output);
+
+}  // namespace ttlpred::test
