@@ -7,5 +7,6 @@ namespace ttlpred::cli {
 
 void add_generate_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 }  // namespace ttlpred::cli

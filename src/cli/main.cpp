@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   ttlpred::cli::add_generate_command(app);
   ttlpred::cli::add_inspect_command(app);
+  ttlpred::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,249 @@
+// ALICE-style CSV reader: the header names schema fields (docs/data-format.md), quoting as
+// in RFC 4180, which is exactly what CsvWriter produces. Quoted fields may hold commas,
+// doubled quotes and newlines, so one record can span several physical lines.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "data/field_parse.hpp"
+#include "data/trace_readers.hpp"
+#include "util/error.hpp"
+
+namespace ttlpred {
+
+namespace {
+
+// A record whose quote stays open longer than this is given up (a stray quote would
+// otherwise swallow the rest of the file).
+constexpr std::size_t kMaxRecordLines = 1000;
+
+enum class Split { Ok, NeedMore, BadQuote };
+
+// Splits one record into fields. Fields are views into `rec`, or into `scratch` for quoted
+// fields with doubled quotes; `scratch` gets capacity for all of `rec` up front, so it never
+// reallocates under the views.
+Split split_record(std::string_view rec, std::vector<std::string_view>& fields, std::string& scratch) {
+  fields.clear();
+  scratch.clear();
+  scratch.reserve(rec.size());
+  std::size_t pos = 0;
+  for (;;) {
+    if (pos < rec.size() && rec[pos] == '"') {
+      std::size_t seg = ++pos;
+      const std::size_t scratch_start = scratch.size();
+      bool unescaped = false;
+      for (;;) {
+        const std::size_t q = rec.find('"', pos);
+        if (q == std::string_view::npos) return Split::NeedMore;
+        if (q + 1 < rec.size() && rec[q + 1] == '"') {  // "" inside quotes is one quote
+          scratch.append(rec.data() + seg, q + 1 - seg);
+          pos = seg = q + 2;
+          unescaped = true;
+          continue;
+        }
+        if (unescaped) {
+          scratch.append(rec.data() + seg, q - seg);
+          fields.emplace_back(scratch.data() + scratch_start, scratch.size() - scratch_start);
+        } else {
+          fields.push_back(rec.substr(seg, q - seg));
+        }
+        pos = q + 1;
+        break;
+      }
+      if (pos == rec.size() || (rec[pos] == '\r' && pos + 1 == rec.size())) return Split::Ok;
+      if (rec[pos] != ',') return Split::BadQuote;
+      ++pos;
+      continue;
+    }
+    const std::size_t comma = rec.find(',', pos);
+    if (comma == std::string_view::npos) {
+      std::string_view last = rec.substr(pos);
+      if (!last.empty() && last.back() == '\r') last.remove_suffix(1);  // CRLF line end
+      fields.push_back(last);
+      return Split::Ok;
+    }
+    fields.push_back(rec.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && parse::is_blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && parse::is_blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+bool is_blank_line(std::string_view s) { return trim(s).empty(); }
+
+// Controls other than tab, CR and LF (which quoted fields may hold) mark binary junk.
+std::size_t find_bad_control(std::string_view s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if ((c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c == 0x7F) return i;
+  }
+  return std::string_view::npos;
+}
+
+struct Header {
+  std::vector<std::optional<Field>> columns;
+};
+
+Header parse_header(std::string_view line, std::size_t line_no, const std::string& path, ReadReport& rep) {
+  if (line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // UTF-8 byte-order mark
+  std::vector<std::string_view> names;
+  std::string scratch;
+  if (split_record(line, names, scratch) != Split::Ok)
+    throw InputError(path, line_no, "CSV header has unbalanced quotes");
+  Header h;
+  std::size_t known = 0;
+  std::vector<std::size_t> seen_at(kNumFields, 0);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string_view name = trim(names[i]);
+    const auto f = field_by_name(name);
+    h.columns.push_back(f);
+    if (!f) {
+      rep.warnings.push_back("unknown column " + quote_for_message(name) + " (column " + std::to_string(i + 1) +
+                             ") ignored");
+      continue;
+    }
+    auto& prev = seen_at[index_of(*f)];
+    if (prev)
+      throw InputError(path, line_no, "column " + std::string(name) + " appears twice (columns " + std::to_string(prev) +
+                                          " and " + std::to_string(i + 1) + ")");
+    prev = i + 1;
+    ++known;
+  }
+  if (known == 0)
+    throw InputError(path, line_no,
+                     "no CSV header: the first line names no schema field (expected names such as job_id, "
+                     "submit_time, wall_s; see docs/data-format.md), first line is " +
+                         quote_for_message(line));
+  return h;
+}
+
+}  // namespace
+
+void read_csv(LineSource& src, JobTable& out, ReadReport& rep) {
+  rep.format = "csv";
+  if (rep.path.empty()) rep.path = src.name();
+  std::optional<Header> header;
+  std::string_view line;
+  std::string pending;  // a record spanning several lines (only with quoted newlines)
+  std::size_t pending_lines = 0, record_line = 0;
+  std::vector<std::string_view> fields;
+  std::string scratch;
+  JobRecord r;
+
+  while (src.next(line)) {
+    ++rep.lines;
+    const std::size_t ln = src.line_number();
+    if (src.line_truncated()) {
+      if (pending_lines) {  // the record it continues goes with it
+        rep.continuation_lines += pending_lines - 1;
+        rep.skip(SkipReason::LineTooLong, record_line, "", "record longer than " + std::to_string(LineSource::kMaxLine) + " bytes");
+        rep.continuation_lines += 1;
+        pending.clear();
+        pending_lines = 0;
+      } else {
+        rep.skip(SkipReason::LineTooLong, ln, "", "line longer than " + std::to_string(LineSource::kMaxLine) + " bytes");
+      }
+      continue;
+    }
+    if (!header) {
+      if (is_blank_line(line)) {
+        ++rep.comment_lines;
+        continue;
+      }
+      header = parse_header(line, ln, rep.path, rep);
+      ++rep.comment_lines;
+      continue;
+    }
+    std::string_view rec = line;
+    if (pending_lines) {
+      pending.push_back('\n');
+      pending.append(line);
+      rec = pending;
+      ++pending_lines;
+    } else {
+      if (is_blank_line(line)) {
+        ++rep.comment_lines;
+        continue;
+      }
+      record_line = ln;
+    }
+
+    const Split split = split_record(rec, fields, scratch);
+    if (split == Split::NeedMore) {
+      if (!pending_lines) {
+        pending.assign(line);
+        pending_lines = 1;
+      }
+      if (pending_lines < kMaxRecordLines && pending.size() < LineSource::kMaxLine) continue;
+      rep.continuation_lines += pending_lines - 1;
+      rep.skip(SkipReason::BadQuoting, record_line, "",
+               "quoted field not closed within " + std::to_string(pending_lines) + " lines");
+      pending.clear();
+      pending_lines = 0;
+      continue;
+    }
+    if (pending_lines) rep.continuation_lines += pending_lines - 1;
+    pending_lines = 0;  // `pending` stays alive: `rec` and the fields may point into it
+    if (split == Split::BadQuote) {
+      rep.skip(SkipReason::BadQuoting, record_line, "", "text after a closing quote");
+      continue;
+    }
+    if (const auto pos = find_bad_control(rec); pos != std::string_view::npos) {
+      char tmp[64];
+      std::snprintf(tmp, sizeof tmp, "control or binary byte 0x%02X", static_cast<unsigned>(static_cast<unsigned char>(rec[pos])));
+      rep.skip(SkipReason::ControlBytes, record_line, "", tmp);
+      continue;
+    }
+    if (fields.size() != header->columns.size()) {
+      rep.skip(SkipReason::ColumnCount, record_line, "",
+               std::to_string(fields.size()) + " fields, header has " + std::to_string(header->columns.size()));
+      continue;
+    }
+
+    r.clear();
+    bool ok = true;
+    for (std::size_t i = 0; i < fields.size() && ok; ++i) {
+      if (!header->columns[i]) continue;
+      const Field f = *header->columns[i];
+      const std::string_view name = info(f).name;
+      if (is_category(f)) {
+        if (!parse::valid_utf8(fields[i])) {
+          rep.skip(SkipReason::InvalidUtf8, record_line, name, "not UTF-8: " + quote_for_message(fields[i]));
+          ok = false;
+        }
+        r.text(f) = fields[i];
+        continue;
+      }
+      const std::string_view t = trim(fields[i]);
+      if (t.empty()) continue;  // unknown
+      double v = 0;
+      const auto st = parse::number(t, v);
+      if (st == parse::NumberStatus::NotANumber) {
+        rep.skip(SkipReason::NotANumber, record_line, name, "not a number: " + quote_for_message(t));
+        ok = false;
+      } else if (st == parse::NumberStatus::NotFinite) {
+        rep.skip(SkipReason::NotFinite, record_line, name, "not a finite number: " + quote_for_message(t));
+        ok = false;
+      } else if (v < 0) {
+        rep.skip(SkipReason::Negative, record_line, name, "negative value " + quote_for_message(t));
+        ok = false;
+      }
+      r[f] = v;
+    }
+    if (!ok) continue;
+    out.append(r);
+    ++rep.rows;
+  }
+  if (pending_lines) {
+    rep.continuation_lines += pending_lines - 1;
+    rep.skip(SkipReason::BadQuoting, record_line, "", "quoted field not closed before the end of the file");
+  }
+  if (!header) throw InputError(rep.path, 0, "empty CSV file: no header line");
+  if (!src.stream_problem().empty()) rep.warnings.push_back(src.stream_problem());
+}
+
+}  // namespace ttlpred

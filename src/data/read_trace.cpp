@@ -1,0 +1,102 @@
+// The one entry point for reading a trace file: picks the format, then the reader.
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include "data/field_parse.hpp"
+#include "data/trace_readers.hpp"
+#include "util/error.hpp"
+
+namespace ttlpred {
+
+std::string_view format_name(TraceFormat f) {
+  switch (f) {
+    case TraceFormat::Auto: return "auto";
+    case TraceFormat::Csv: return "csv";
+    case TraceFormat::Swf: return "swf";
+    case TraceFormat::Gwf: return "gwf";
+  }
+  return "?";
+}
+
+std::optional<TraceFormat> format_by_name(std::string_view name) {
+  for (auto f : {TraceFormat::Auto, TraceFormat::Csv, TraceFormat::Swf, TraceFormat::Gwf})
+    if (format_name(f) == name) return f;
+  return std::nullopt;
+}
+
+namespace {
+
+std::optional<TraceFormat> format_from_extension(std::string path) {
+  std::transform(path.begin(), path.end(), path.begin(), [](unsigned char c) { return std::tolower(c); });
+  auto ends_with = [&](std::string_view suffix) {
+    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends_with(".gz")) path.resize(path.size() - 3);
+  if (ends_with(".csv")) return TraceFormat::Csv;
+  if (ends_with(".swf")) return TraceFormat::Swf;
+  if (ends_with(".gwf")) return TraceFormat::Gwf;
+  return std::nullopt;
+}
+
+// Decides from the first line that is neither blank nor a comment: a comma-separated line
+// naming schema fields is a CSV header; 29+ blank-separated fields are GWF, 18+ are SWF.
+std::optional<TraceFormat> format_from_content(const std::string& path) {
+  LineSource src(path);
+  std::string_view line;
+  bool semicolon_comments = false, hash_comments = false;
+  for (int i = 0; i < 1000 && src.next(line); ++i) {
+    if (src.line_truncated()) return std::nullopt;
+    if (parse::is_comment_or_blank(line, ';')) {
+      semicolon_comments |= !parse::is_comment_or_blank(line, '\0');
+      continue;
+    }
+    if (parse::is_comment_or_blank(line, '#')) {
+      hash_comments = true;
+      continue;
+    }
+    if (line.find(',') != std::string_view::npos) {
+      std::string_view name = line.substr(0, line.find(','));
+      if (name.substr(0, 3) == "\xEF\xBB\xBF") name.remove_prefix(3);
+      if (!name.empty() && name.front() == '"') name = name.substr(1, name.size() >= 2 ? name.size() - 2 : 0);
+      if (field_by_name(name)) return TraceFormat::Csv;
+      return std::nullopt;
+    }
+    std::string_view fields[1];
+    const std::size_t n = parse::split_blanks(line, fields, 1);
+    if (n >= 29 && !semicolon_comments) return TraceFormat::Gwf;
+    if (n >= 18) return TraceFormat::Swf;
+    return std::nullopt;
+  }
+  if (semicolon_comments && !hash_comments) return TraceFormat::Swf;
+  if (hash_comments && !semicolon_comments) return TraceFormat::Gwf;
+  return std::nullopt;
+}
+
+}  // namespace
+
+TraceFormat detect_format(const std::string& path) {
+  if (auto f = format_from_extension(path)) return *f;
+  if (auto f = format_from_content(path)) return *f;
+  throw InputError(path, 0,
+                   "cannot tell the trace format from the file name (.csv, .swf, .gwf, optionally .gz) or "
+                   "the first data line; name it with --format csv|swf|gwf");
+}
+
+JobTable read_trace(const std::string& path, ReadReport& report, TraceFormat format) {
+  report = ReadReport{};
+  report.path = path;
+  if (format == TraceFormat::Auto) format = detect_format(path);
+  LineSource src(path);
+  JobTable table;
+  switch (format) {
+    case TraceFormat::Csv: read_csv(src, table, report); break;
+    case TraceFormat::Swf: read_swf(src, table, report); break;
+    case TraceFormat::Gwf: read_gwf(src, table, report); break;
+    case TraceFormat::Auto: break;
+  }
+  return table;
+}
+
+}  // namespace ttlpred

@@ -1,0 +1,31 @@
+// u8 x s8 GEMM for AVX2 ("c4": each int32 lane sums 4 consecutive inputs of one column).
+// vpmaddubsw multiplies u8 activations by s8 weights and adds pairs into int16 with
+// saturation; activations are limited to 7 bits on this path (KernelSet::act_qmax = 127) so
+// a pair sum never exceeds 2*127*127 = 32258. vpmaddwd by 1 then widens pairs to int32.
+#include "engine/arch/avx2/common_avx2.hpp"
+#include "engine/arch/avx2/kernels_avx2.hpp"
+#include "engine/arch/avx2/qs8_tiles.hpp"
+
+namespace ttlpred::engine::detail {
+namespace {
+
+struct MaddubsDot {
+  static __m256i acc(__m256i acc, __m256i x4, __m256i w) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(x4, w), _mm256_set1_epi16(1)));
+  }
+};
+
+}  // namespace
+
+void gemm_qs8_avx2(const PackedLayer& L, const LayerCall& c) {
+  switch (L.in_padded) {
+    case 64: drive<Qs8Tile<MaddubsDot, 64>::template T>(L, c); break;
+    case 128: drive<Qs8Tile<MaddubsDot, 128>::template T>(L, c); break;
+    case 256: drive<Qs8Tile<MaddubsDot, 256>::template T>(L, c); break;
+    default: drive<Qs8Tile<MaddubsDot, 0>::template T>(L, c); break;
+  }
+}
+
+void gemm_qs8_sp24_avx2(const PackedLayer& L, const LayerCall& c) { drive<Qs8SparseTile<MaddubsDot>::template T>(L, c); }
+
+}  // namespace ttlpred::engine::detail

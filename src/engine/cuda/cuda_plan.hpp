@@ -1,0 +1,108 @@
+#pragma once
+// The CUDA backend's public face (issue 7). Plain C++: callers (CLI, tests, serve) include
+// this without the CUDA headers; everything CUDA lives behind CudaPlan's pimpl.
+//
+// A plan owns one stream, device copies of the packed weights, pinned host staging buffers
+// and, per batch size seen, a CUDA graph holding the whole forward pass: H2D copies, the
+// kernels / cuBLASLt matmuls, and the D2H copy. predict() replays that graph.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "features/encoded_batch.hpp"
+#include "model/mlp.hpp"
+
+namespace ttlpred::cuda {
+
+enum class CudaVariant : std::uint8_t {
+  Fp32,        // cuBLASLt, fp32 in/out, fp32 compute (no TF32), bias+ReLU epilogue
+  Fp16,        // cuBLASLt, fp16 activations and weights, fp32 accumulate, tensor cores
+  Int8Static,  // cuBLASLt int8 x int8 -> int32 tensor cores; static per-layer activation
+               // scales from a calibration batch, per-output-channel weight scales
+  Fused,       // one hand-written kernel for the whole MLP, fp16 WMMA, fp32 accumulate
+  Sparse24,    // "fp16-2:4": 2:4 structured sparsity via cuSPARSELt; not built (cuSPARSELt absent)
+};
+
+std::string_view to_string(CudaVariant v);
+// Accepts the names to_string gives ("fp32", "fp16", "int8-static", "fused", "fp16-2:4").
+std::optional<CudaVariant> parse_cuda_variant(std::string_view name);
+// The variants this build can compile (Sparse24 only where cuSPARSELt was found).
+std::vector<CudaVariant> built_cuda_variants();
+
+struct CudaOptions {
+  int device = 0;
+  // Largest batch one graph replay handles; predict() splits larger batches into chunks.
+  std::size_t max_batch = 65536;
+  // Int8Static only: the rows whose per-layer activation ranges fix the quantization scales
+  // (symmetric, max |min|,|max| / 127). Required for Int8Static, ignored otherwise.
+  const EncodedBatch* calibration = nullptr;
+  // Int8Static only: run each int8 matmul to int32 and requantize in a kernel of ours, instead
+  // of cuBLASLt's int8-out epilogue (per-channel alpha vector, bias, ReLU). The epilogue form
+  // is the default and falls back to this by itself where cuBLASLt has no algorithm for it.
+  bool int8_requant_kernel = false;
+  // Fused only: rows per thread block (16, 32 or 64); 0 picks by batch size.
+  int fused_rows_per_block = 0;
+};
+
+// Number of visible CUDA devices; 0 when there is no driver, no GPU, or any CUDA error.
+// Never throws, so that tests and tools can skip cleanly.
+int cuda_device_count() noexcept;
+// "NVIDIA H200 (sm_90, 132 SMs, 141 GB)" for device `device`, or the CUDA error text.
+std::string cuda_device_description(int device);
+
+class CudaPlan {
+ public:
+  CudaPlan();
+  ~CudaPlan();
+  CudaPlan(CudaPlan&&) noexcept;
+  CudaPlan& operator=(CudaPlan&&) noexcept;
+  CudaPlan(const CudaPlan&) = delete;
+  CudaPlan& operator=(const CudaPlan&) = delete;
+
+  // Whole forward pass, host memory to host memory: `host_dense` is batch x dense_inputs,
+  // `host_cats` batch x embeddings.size() (may be null when there are no embeddings),
+  // `host_out` batch x last layer width. Category indices >= the table's cardinality are
+  // mapped to the OOV row 0, as the CPU engine does. Not thread-safe (one stream, one set of
+  // staging buffers): use one plan per thread.
+  void predict(const float* host_dense, const std::uint32_t* host_cats, std::size_t batch,
+               float* host_out);
+
+  // The same, for callers that write straight into the plan's pinned staging buffers
+  // (saves one host memcpy each way): fill staging_dense()/staging_cats() for `batch` <=
+  // max_batch() rows, call predict_staged(batch), read staging_out().
+  float* staging_dense();
+  std::uint32_t* staging_cats();
+  const float* staging_out() const;
+  void predict_staged(std::size_t batch);
+
+  // Device-only time of one forward pass (no copies): the kernels graph for `batch` is
+  // replayed `iterations` times between two CUDA events; returns microseconds per pass.
+  // The inputs are whatever the device buffers hold (zeros at first).
+  double device_time_us(std::size_t batch, int iterations);
+
+  CudaVariant variant() const;
+  std::size_t max_batch() const;
+  std::size_t dense_inputs() const;
+  std::size_t cat_inputs() const;
+  std::size_t outputs() const;
+  // One line on how the plan runs (per-layer paths, padding, cuBLASLt algorithms found).
+  std::string describe() const;
+
+  struct Impl;
+
+ private:
+  explicit CudaPlan(std::unique_ptr<Impl> impl);
+  friend CudaPlan compile_cuda(const MlpModel&, CudaVariant, const CudaOptions&);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Packs `model` for `variant` on `options.device`. Throws ttlpred::Error on a bad model, a
+// variant this build lacks, a missing calibration batch (Int8Static), or any CUDA/cuBLASLt
+// failure (the message names the call that failed).
+CudaPlan compile_cuda(const MlpModel& model, CudaVariant variant, const CudaOptions& options = {});
+
+}  // namespace ttlpred::cuda

@@ -1,0 +1,24 @@
+#pragma once
+// Instruction sets the engine has kernels for, and what the host offers. The best one is
+// resolved once, when a plan is compiled; an option pins one (benchmarks, tests).
+#include <string_view>
+#include <vector>
+
+namespace ttlpred::engine {
+
+enum class Isa { Scalar, Avx2, Avx512, Avx512Vnni, Avx512Bf16 };
+
+std::string_view isa_name(Isa isa);
+// Throws ttlpred::Error listing the known names.
+Isa isa_from_name(std::string_view name);
+// Whether this CPU can run code built for `isa` (AVX2 also requires FMA, F16C and BMI2).
+bool host_supports(Isa isa);
+// Whether this build has kernels for `isa`: scalar, avx2 and avx512-vnni (AVX2 float kernels
+// with VNNI int8 kernels); plain avx512 and avx512-bf16 kernels are not written yet.
+bool isa_implemented(Isa isa);
+// The ISAs both implemented and supported here, scalar first.
+std::vector<Isa> usable_isas();
+// The best usable ISA.
+Isa best_isa();
+
+}  // namespace ttlpred::engine

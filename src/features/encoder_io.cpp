@@ -1,0 +1,103 @@
+// The fitted encoder as bytes (a section of the model file) and back, with every field
+// validated: a damaged or hand-edited encoder must not smuggle in an outcome field or index
+// past its arrays.
+#include <cmath>
+
+#include "features/encoder.hpp"
+
+namespace ttlpred {
+namespace {
+
+constexpr std::string_view kMagic = "TTLENC";
+constexpr std::uint32_t kVersion = 1;
+
+Field read_field(BinaryReader& r) {
+  const auto f = r.get<std::uint8_t>();
+  if (f >= kNumFields) r.fail("encoder: unknown field number " + std::to_string(f));
+  return static_cast<Field>(f);
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> FeatureEncoder::to_bytes() const {
+  BinaryWriter w;
+  w.put<std::uint64_t>(dense_.size());
+  for (const auto& c : dense_) {
+    w.put<std::uint8_t>(static_cast<std::uint8_t>(c.source));
+    w.put<std::uint8_t>(static_cast<std::uint8_t>(c.field));
+    w.put<std::uint8_t>(static_cast<std::uint8_t>(c.transform));
+    w.put<std::uint32_t>(c.index);
+    w.put<double>(c.mean);
+    w.put<double>(c.inv_std);
+  }
+  w.put<std::uint64_t>(cats_.size());
+  for (const auto& c : cats_) {
+    w.put<std::uint8_t>(static_cast<std::uint8_t>(c.field));
+    w.put<std::uint64_t>(c.vocabulary.size());
+    for (const auto& v : c.vocabulary) w.put_string(v);
+  }
+  w.put<std::uint64_t>(history_width_);
+  history_config_.write(w);
+  return seal_container(kMagic, kVersion, w.bytes());
+}
+
+FeatureEncoder FeatureEncoder::from_bytes(const std::vector<std::uint8_t>& bytes, const std::string& what) {
+  const auto opened = open_container(bytes, kMagic, kVersion, what);
+  BinaryReader r(opened.payload, what);
+  FeatureEncoder e;
+  auto checked_field = [&](Field f) {
+    try {
+      check_feature_field(f, Phase::Match);
+    } catch (const Error& err) {
+      r.fail(std::string("encoder: ") + err.what());
+    }
+    return f;
+  };
+
+  const auto nd = r.get<std::uint64_t>();
+  if (nd > opened.payload.size()) r.fail("encoder: " + std::to_string(nd) + " dense columns do not fit");
+  e.dense_.resize(nd);
+  for (auto& c : e.dense_) {
+    const auto src = r.get<std::uint8_t>();
+    if (src > static_cast<std::uint8_t>(DenseSource::History)) r.fail("encoder: unknown dense column source " + std::to_string(src));
+    c.source = static_cast<DenseSource>(src);
+    c.field = checked_field(read_field(r));
+    const auto tr = r.get<std::uint8_t>();
+    if (tr > static_cast<std::uint8_t>(NumericTransform::Log1p)) r.fail("encoder: unknown transform " + std::to_string(tr));
+    c.transform = static_cast<NumericTransform>(tr);
+    c.index = r.get<std::uint32_t>();
+    c.mean = r.get<double>();
+    c.inv_std = r.get<double>();
+    if (c.source == DenseSource::Field && is_category(c.field))
+      r.fail("encoder: numeric column reads category field '" + std::string(info(c.field).name) + "'");
+    if (!std::isfinite(c.mean) || !std::isfinite(c.inv_std) || c.inv_std <= 0.0) r.fail("encoder: bad column statistics");
+  }
+
+  const auto nc = r.get<std::uint64_t>();
+  if (nc > kNumFields) r.fail("encoder: " + std::to_string(nc) + " category columns is more than there are fields");
+  e.cats_.resize(nc);
+  for (auto& c : e.cats_) {
+    c.field = checked_field(read_field(r));
+    if (!is_category(c.field)) r.fail("encoder: category column reads numeric field '" + std::string(info(c.field).name) + "'");
+    const auto nv = r.get<std::uint64_t>();
+    if (nv >= 0xFFFFFFFFu || nv > opened.payload.size()) r.fail("encoder: vocabulary of " + std::to_string(nv) + " values does not fit");
+    c.vocabulary.reserve(nv);
+    for (std::uint64_t i = 0; i < nv; ++i) {
+      c.vocabulary.push_back(r.get_string());
+      if (!c.index.emplace(c.vocabulary.back(), static_cast<std::uint32_t>(i + 1)).second)
+        r.fail("encoder: value '" + c.vocabulary.back() + "' appears twice in the vocabulary of " + std::string(info(c.field).name));
+    }
+  }
+
+  const auto hw = r.get<std::uint64_t>();
+  e.history_config_ = HistoryConfig::read(r);
+  if (hw != e.history_config_.width() && !(hw == 0 && e.history_config_.keys.empty()))
+    r.fail("encoder: " + std::to_string(hw) + " history features do not match the history configuration");
+  e.history_width_ = hw;
+  for (const auto& c : e.dense_)
+    if (c.source == DenseSource::History && c.index >= hw) r.fail("encoder: history column " + std::to_string(c.index) + " is out of range");
+  if (!r.at_end()) r.fail("encoder: trailing bytes");
+  return e;
+}
+
+}  // namespace ttlpred

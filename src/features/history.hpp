@@ -1,0 +1,151 @@
+#pragma once
+// Leak-free history features: for each job, statistics of the run times of earlier jobs that
+// share a key with it (same user, same production, same master job ...), counting only jobs
+// that had FINISHED by the job's submit time. On real traces this is the strongest signal
+// there is; using a job that was still running would leak the future.
+//
+// Two ways in, one arithmetic:
+//  - HistoryState: incremental. The prediction service calls observe() with each finished
+//    job and features() for each new one (no heap allocation). Saved/restored as a file.
+//  - compute_history(): a whole table, walked in submit order with a min-heap of pending
+//    finish times, giving the features every job would have had when it was submitted.
+// docs/features.md lists the keys and statistics and says how leak-freeness is tested.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "data/job_record.hpp"
+#include "data/job_table.hpp"
+#include "util/binary_io.hpp"
+
+namespace ttlpred {
+
+// What groups jobs into a history. `All` is every job (the recent state of the whole system).
+enum class HistoryKey : std::uint8_t {
+  All = 0,
+  User,
+  Group,
+  Queue,
+  Partition,
+  Executable,
+  ProductionTag,
+  MasterJob,       // master_job_id (a number)
+  JobTypePackage,  // job_type and package together: a kind of work at one software version
+};
+inline constexpr std::size_t kNumHistoryKeys = 9;
+std::string_view history_key_name(HistoryKey k);
+
+// Statistics per key, in output order. Times are transformed with log1p so that they are on
+// the scale the model sees; a key with no finished jobs gives count 0 and NaN elsewhere
+// (the encoder maps NaN to the training mean; the count column tells the model it is empty).
+enum class HistoryStat : std::uint8_t {
+  LogCount,           // log1p(number of finished jobs with this key)
+  LogMeanLastK,       // log1p(mean wall of the last k of them, in finish order)
+  LogEwma,            // log1p(exponentially weighted mean wall, weight `ewma_alpha` on the newest)
+  LogMax,             // log1p(max wall)
+  LogLast,            // log1p(wall of the most recently finished one)
+  MeanLog,            // mean of log1p(wall) over all of them
+  RatioMeanLastK,     // mean of wall / requested TTL over the last k that had a request (capped)
+  LogRatioTimesRequest,  // log1p(RatioMeanLastK x this job's requested TTL): a direct estimate
+};
+inline constexpr std::size_t kBaseHistoryStats = 6;   // without the two ratio statistics
+inline constexpr std::size_t kRatioHistoryStats = 8;  // with them
+inline constexpr std::uint32_t kMaxLastK = 16;
+inline constexpr double kMaxWallOverRequest = 10.0;  // caps ratios from tiny requests
+
+struct HistoryConfig {
+  std::vector<HistoryKey> keys;  // output order: keys[0]'s stats first
+  std::uint32_t last_k = 5;      // 1 .. kMaxLastK
+  double ewma_alpha = 0.3;       // (0, 1]
+  bool ratio_stats = false;      // wall / requested-TTL statistics (when requests are known)
+
+  // Every key whose column(s) have values in `t` (All always), ratio stats when `t` has
+  // requested TTLs. This is the default feature set for a trace.
+  static HistoryConfig for_table(const JobTable& t, std::uint32_t last_k = 5, double ewma_alpha = 0.3);
+
+  std::size_t stats_per_key() const { return ratio_stats ? kRatioHistoryStats : kBaseHistoryStats; }
+  std::size_t width() const { return keys.size() * stats_per_key(); }
+  // "h_user_log_mean_k", ... in output order (for reports).
+  std::vector<std::string> feature_names() const;
+  // Throws Error naming the bad setting.
+  void validate() const;
+
+  void write(BinaryWriter& w) const;
+  static HistoryConfig read(BinaryReader& r);  // validates
+  bool operator==(const HistoryConfig&) const = default;
+};
+
+// Running statistics of one key. Recent values live in fixed rings, so a key never allocates
+// after it is created.
+struct KeyHistory {
+  std::uint64_t count = 0;
+  double ewma = 0, max = 0, last = 0, sum_log = 0;
+  std::uint32_t ring_pos = 0;  // next slot to write in `recent`
+  std::array<float, kMaxLastK> recent{};
+  std::uint64_t ratio_count = 0;
+  std::uint32_t ratio_pos = 0;
+  std::array<float, kMaxLastK> recent_ratio{};
+};
+
+// Which keys one job has, as hashes (present[k] false: the job has no value for key k).
+struct JobKeys {
+  std::array<std::uint64_t, kNumHistoryKeys> hash{};
+  std::array<bool, kNumHistoryKeys> present{};
+};
+// Hashes of a record's keys, from its string values.
+JobKeys job_keys(const JobRecord& r);
+
+class HistoryState {
+ public:
+  explicit HistoryState(HistoryConfig cfg);
+
+  const HistoryConfig& config() const { return cfg_; }
+  std::size_t width() const { return cfg_.width(); }
+  std::uint64_t observed() const { return observed_; }
+  std::size_t keys_tracked() const { return keys_.size(); }
+
+  // Adds a finished job (wall_s known and >= 0; otherwise it is ignored and false returned).
+  bool observe(const JobRecord& finished);
+  // Writes width() floats for a job about to run. No heap allocation.
+  void features(const JobRecord& job, float* out) const;
+
+  // The same, from precomputed key hashes (the batch walk uses these).
+  bool observe(const JobKeys& keys, double wall_s, double requested_ttl_s);
+  void features(const JobKeys& keys, double requested_ttl_s, float* out) const;
+
+  // A sealed container (magic "TTLHIST"); from_bytes refuses truncated or corrupted input.
+  std::vector<std::uint8_t> to_bytes() const;
+  static HistoryState from_bytes(const std::vector<std::uint8_t>& bytes, const std::string& what);
+  void save(const std::string& path) const;  // atomic
+  static HistoryState load(const std::string& path);
+
+  // Read access for tests and reports; nullptr when the key was never observed.
+  const KeyHistory* find(std::uint64_t key_hash) const;
+
+ private:
+  HistoryConfig cfg_;
+  std::uint64_t observed_ = 0;
+  std::unordered_map<std::uint64_t, KeyHistory> keys_;
+};
+
+// Features of every row of a table, row-major, aligned with the table's row order.
+struct HistoryMatrix {
+  std::size_t rows = 0;
+  std::size_t width = 0;
+  std::vector<float> values;  // rows x width
+  const float* row(std::size_t r) const { return values.data() + r * width; }
+};
+
+// Walks `t` in submit order. A job's features see exactly the jobs whose
+// submit + wait + wall <= its submit time and whose submit time is strictly earlier (unknown
+// wait counts as 0; unknown wall time: never seen). Jobs with an unknown submit time get empty
+// history. `state` starts as given (e.g. restored from a file); on return it has observed
+// every job of `t` with a known wall time, as a service would once they all finished.
+HistoryMatrix compute_history(const JobTable& t, HistoryState& state);
+HistoryMatrix compute_history(const JobTable& t, const HistoryConfig& cfg);
+
+}  // namespace ttlpred

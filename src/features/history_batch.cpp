@@ -1,0 +1,132 @@
+// History features for a whole table: replay the trace in submit order, feeding the state
+// each job at its finish time, exactly as a service receiving outcomes would have seen it.
+#include <array>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <tuple>
+#include <utility>
+
+#include "features/history.hpp"
+#include "features/key_hash.hpp"
+
+namespace ttlpred {
+namespace {
+
+// job_keys() for table rows without building records: each dictionary value is hashed once,
+// rows then combine cached hashes. Must agree with job_keys() exactly (tested through
+// IncrementalStateMatchesBatch, which compares the two paths bit for bit).
+class TableKeys {
+ public:
+  explicit TableKeys(const JobTable& t) : t_(t) {
+    for (std::size_t k = 0; k < kSingles.size(); ++k) hash_dictionary(kSingles[k].second, single_[k]);
+    hash_dictionary(Field::JobType, type_);
+    hash_dictionary(Field::Package, package_);
+  }
+
+  JobKeys operator()(std::size_t row) const {
+    JobKeys out;
+    set(out, HistoryKey::All, 0);
+    for (std::size_t k = 0; k < kSingles.size(); ++k) {
+      const auto code = t_.codes(kSingles[k].second)[row];
+      if (code != kMissingCode) set(out, kSingles[k].first, single_[k][code]);
+    }
+    const double master = t_.num(Field::MasterJobId)[row];
+    if (!std::isnan(master)) set(out, HistoryKey::MasterJob, keyhash::of_number(master));
+    const auto type = t_.codes(Field::JobType)[row], package = t_.codes(Field::Package)[row];
+    if (type != kMissingCode || package != kMissingCode)
+      set(out, HistoryKey::JobTypePackage, type == kMissingCode ? empty_ : type_[type],
+          package == kMissingCode ? empty_ : package_[package]);
+    return out;
+  }
+
+ private:
+  static constexpr std::array<std::pair<HistoryKey, Field>, 6> kSingles = {{
+      {HistoryKey::User, Field::User},
+      {HistoryKey::Group, Field::Group},
+      {HistoryKey::Queue, Field::Queue},
+      {HistoryKey::Partition, Field::Partition},
+      {HistoryKey::Executable, Field::Executable},
+      {HistoryKey::ProductionTag, Field::ProductionTag},
+  }};
+
+  void hash_dictionary(Field f, std::vector<std::uint64_t>& out) const {
+    const auto& values = t_.dict(f).values();
+    out.resize(values.size());
+    for (std::size_t c = 0; c < values.size(); ++c) out[c] = keyhash::of_string(values[c]);
+  }
+  static void set(JobKeys& out, HistoryKey k, std::uint64_t a, std::uint64_t b = 0) {
+    const auto i = static_cast<std::size_t>(k);
+    out.present[i] = true;
+    out.hash[i] = keyhash::combine(static_cast<std::uint8_t>(i), a, b);
+  }
+
+  const JobTable& t_;
+  std::array<std::vector<std::uint64_t>, 6> single_;
+  std::vector<std::uint64_t> type_, package_;
+  std::uint64_t empty_ = keyhash::of_string("");
+};
+
+// (finish time, submit time, row): the heap pops the earliest finish first; ties are broken
+// by submit time then row, so the feed order does not depend on anything later in the trace.
+using Pending = std::tuple<double, double, std::size_t>;
+
+}  // namespace
+
+HistoryMatrix compute_history(const JobTable& t, HistoryState& state) {
+  HistoryMatrix m;
+  m.rows = t.rows();
+  m.width = state.width();
+  m.values.assign(m.rows * m.width, std::numeric_limits<float>::quiet_NaN());
+
+  const auto submit = t.num(Field::SubmitTime);
+  const auto wait = t.num(Field::WaitTime);
+  const auto wall = t.num(Field::WallTime);
+  const auto requested = t.num(Field::RequestedTtl);
+
+  const TableKeys keys(t);
+
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
+  auto feed = [&](std::size_t row) { state.observe(keys(row), wall[row], requested[row]); };
+  auto enqueue = [&](std::size_t row) {
+    if (!(wall[row] >= 0.0) || !std::isfinite(wall[row])) return;  // never finishes as far as we know
+    const double w = std::isnan(wait[row]) || wait[row] < 0 ? 0.0 : wait[row];
+    pending.emplace(submit[row] + w + wall[row], submit[row], row);
+  };
+
+  const auto order = t.submit_order();
+  std::size_t g = 0;
+  while (g < order.size() && !std::isnan(submit[order[g]])) {
+    // One group of equal submit times: they see the same history and not each other.
+    const double now = submit[order[g]];
+    std::size_t end = g;
+    while (end < order.size() && submit[order[end]] == now) ++end;
+    while (!pending.empty() && std::get<0>(pending.top()) <= now) {
+      feed(std::get<2>(pending.top()));
+      pending.pop();
+    }
+    for (std::size_t i = g; i < end; ++i) {
+      const std::size_t row = order[i];
+      state.features(keys(row), requested[row], m.values.data() + row * m.width);
+    }
+    for (std::size_t i = g; i < end; ++i) enqueue(order[i]);
+    g = end;
+  }
+  // Jobs without a submit time cannot be placed in time: empty history, never fed.
+  JobKeys none;
+  for (; g < order.size(); ++g) state.features(none, std::numeric_limits<double>::quiet_NaN(), m.values.data() + order[g] * m.width);
+  // Everything still running has finished by now: a service would know it.
+  while (!pending.empty()) {
+    feed(std::get<2>(pending.top()));
+    pending.pop();
+  }
+  return m;
+}
+
+HistoryMatrix compute_history(const JobTable& t, const HistoryConfig& cfg) {
+  HistoryState state(cfg);
+  return compute_history(t, state);
+}
+
+}  // namespace ttlpred

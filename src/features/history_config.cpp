@@ -1,0 +1,124 @@
+// History keys, their names, which keys a table supports, and how a record maps to key hashes.
+#include <cmath>
+
+#include "features/history.hpp"
+#include "features/key_hash.hpp"
+
+namespace ttlpred {
+namespace {
+
+constexpr std::array<std::string_view, kNumHistoryKeys> kKeyNames = {
+    "all", "user", "group", "queue", "partition", "executable", "production", "master_job", "type_package"};
+
+constexpr std::array<std::string_view, kRatioHistoryStats> kStatNames = {
+    "log_count", "log_mean_k", "log_ewma", "log_max", "log_last", "mean_log", "ratio_k", "log_ratio_x_request"};
+
+// The single category column behind a key, for keys that have one.
+constexpr Field single_column(HistoryKey k) {
+  switch (k) {
+    case HistoryKey::User: return Field::User;
+    case HistoryKey::Group: return Field::Group;
+    case HistoryKey::Queue: return Field::Queue;
+    case HistoryKey::Partition: return Field::Partition;
+    case HistoryKey::Executable: return Field::Executable;
+    case HistoryKey::ProductionTag: return Field::ProductionTag;
+    default: return Field::JobId;  // not a single category column
+  }
+}
+
+}  // namespace
+
+std::string_view history_key_name(HistoryKey k) {
+  const auto i = static_cast<std::size_t>(k);
+  return i < kNumHistoryKeys ? kKeyNames[i] : std::string_view("?");
+}
+
+HistoryConfig HistoryConfig::for_table(const JobTable& t, std::uint32_t last_k, double ewma_alpha) {
+  HistoryConfig c;
+  c.last_k = last_k;
+  c.ewma_alpha = ewma_alpha;
+  c.ratio_stats = t.has_values(Field::RequestedTtl);
+  for (std::size_t i = 0; i < kNumHistoryKeys; ++i) {
+    const auto k = static_cast<HistoryKey>(i);
+    bool has = false;
+    switch (k) {
+      case HistoryKey::All: has = true; break;
+      case HistoryKey::MasterJob: has = t.has_values(Field::MasterJobId); break;
+      case HistoryKey::JobTypePackage: has = t.has_values(Field::JobType) || t.has_values(Field::Package); break;
+      default: has = t.has_values(single_column(k)); break;
+    }
+    if (has) c.keys.push_back(k);
+  }
+  c.validate();
+  return c;
+}
+
+std::vector<std::string> HistoryConfig::feature_names() const {
+  std::vector<std::string> names;
+  names.reserve(width());
+  for (auto k : keys)
+    for (std::size_t s = 0; s < stats_per_key(); ++s)
+      names.push_back("h_" + std::string(history_key_name(k)) + "_" + std::string(kStatNames[s]));
+  return names;
+}
+
+void HistoryConfig::validate() const {
+  if (last_k < 1 || last_k > kMaxLastK)
+    throw Error("history: last_k must be 1.." + std::to_string(kMaxLastK) + ", got " + std::to_string(last_k));
+  if (!(ewma_alpha > 0.0 && ewma_alpha <= 1.0))
+    throw Error("history: ewma_alpha must be in (0, 1], got " + std::to_string(ewma_alpha));
+  std::array<bool, kNumHistoryKeys> seen{};
+  for (auto k : keys) {
+    const auto i = static_cast<std::size_t>(k);
+    if (i >= kNumHistoryKeys) throw Error("history: unknown key kind " + std::to_string(i));
+    if (seen[i]) throw Error("history: key '" + std::string(history_key_name(k)) + "' listed twice");
+    seen[i] = true;
+  }
+}
+
+void HistoryConfig::write(BinaryWriter& w) const {
+  w.put<std::uint32_t>(last_k);
+  w.put<double>(ewma_alpha);
+  w.put<std::uint8_t>(ratio_stats ? 1 : 0);
+  std::vector<std::uint8_t> k;
+  for (auto key : keys) k.push_back(static_cast<std::uint8_t>(key));
+  w.put_vector(k);
+}
+
+HistoryConfig HistoryConfig::read(BinaryReader& r) {
+  HistoryConfig c;
+  c.last_k = r.get<std::uint32_t>();
+  c.ewma_alpha = r.get<double>();
+  const auto ratio = r.get<std::uint8_t>();
+  if (ratio > 1) r.fail("history config: bad ratio flag");
+  c.ratio_stats = ratio == 1;
+  for (auto k : r.get_vector<std::uint8_t>(kNumHistoryKeys)) c.keys.push_back(static_cast<HistoryKey>(k));
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    r.fail(e.what());
+  }
+  return c;
+}
+
+JobKeys job_keys(const JobRecord& r) {
+  JobKeys out;
+  auto set = [&](HistoryKey k, std::uint64_t part_a, std::uint64_t part_b = 0) {
+    const auto i = static_cast<std::size_t>(k);
+    out.present[i] = true;
+    out.hash[i] = keyhash::combine(static_cast<std::uint8_t>(i), part_a, part_b);
+  };
+  set(HistoryKey::All, 0);
+  for (auto k : {HistoryKey::User, HistoryKey::Group, HistoryKey::Queue, HistoryKey::Partition,
+                 HistoryKey::Executable, HistoryKey::ProductionTag}) {
+    const auto s = r.text(single_column(k));
+    if (!s.empty()) set(k, keyhash::of_string(s));
+  }
+  if (!std::isnan(r[Field::MasterJobId])) set(HistoryKey::MasterJob, keyhash::of_number(r[Field::MasterJobId]));
+  const auto type = r.text(Field::JobType), package = r.text(Field::Package);
+  if (!type.empty() || !package.empty())
+    set(HistoryKey::JobTypePackage, keyhash::of_string(type), keyhash::of_string(package));
+  return out;
+}
+
+}  // namespace ttlpred

@@ -1,0 +1,85 @@
+// Saving and restoring a history state, so a restarted service keeps what it has learned.
+#include <algorithm>
+#include <cmath>
+
+#include "features/history.hpp"
+#include "util/file_io.hpp"
+
+namespace ttlpred {
+namespace {
+
+constexpr std::string_view kMagic = "TTLHIST";
+constexpr std::uint32_t kVersion = 1;
+
+void put_ring(BinaryWriter& w, const std::array<float, kMaxLastK>& ring, std::uint32_t k) {
+  for (std::uint32_t i = 0; i < k; ++i) w.put<float>(ring[i]);
+}
+void get_ring(BinaryReader& r, std::array<float, kMaxLastK>& ring, std::uint32_t k) {
+  for (std::uint32_t i = 0; i < k; ++i) ring[i] = r.get<float>();
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> HistoryState::to_bytes() const {
+  BinaryWriter w;
+  cfg_.write(w);
+  w.put<std::uint64_t>(observed_);
+  // Sorted by key so that equal states give equal files.
+  std::vector<std::uint64_t> order;
+  order.reserve(keys_.size());
+  for (const auto& kv : keys_) order.push_back(kv.first);
+  std::sort(order.begin(), order.end());
+  w.put<std::uint64_t>(order.size());
+  for (auto key : order) {
+    const KeyHistory& h = keys_.at(key);
+    w.put<std::uint64_t>(key);
+    w.put<std::uint64_t>(h.count);
+    w.put<double>(h.ewma);
+    w.put<double>(h.max);
+    w.put<double>(h.last);
+    w.put<double>(h.sum_log);
+    w.put<std::uint32_t>(h.ring_pos);
+    put_ring(w, h.recent, cfg_.last_k);
+    w.put<std::uint64_t>(h.ratio_count);
+    w.put<std::uint32_t>(h.ratio_pos);
+    put_ring(w, h.recent_ratio, cfg_.last_k);
+  }
+  return seal_container(kMagic, kVersion, w.bytes());
+}
+
+HistoryState HistoryState::from_bytes(const std::vector<std::uint8_t>& bytes, const std::string& what) {
+  const auto opened = open_container(bytes, kMagic, kVersion, what);
+  BinaryReader r(opened.payload, what);
+  HistoryState s(HistoryConfig::read(r));
+  const std::uint32_t k = s.cfg_.last_k;
+  s.observed_ = r.get<std::uint64_t>();
+  const auto n = r.get<std::uint64_t>();
+  // Each entry takes at least 60 bytes: refuse counts the payload cannot hold before reserving.
+  if (n > opened.payload.size() / 60) r.fail("history: " + std::to_string(n) + " keys do not fit in the file");
+  s.keys_.reserve(n);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const auto key = r.get<std::uint64_t>();
+    KeyHistory h;
+    h.count = r.get<std::uint64_t>();
+    h.ewma = r.get<double>();
+    h.max = r.get<double>();
+    h.last = r.get<double>();
+    h.sum_log = r.get<double>();
+    h.ring_pos = r.get<std::uint32_t>();
+    get_ring(r, h.recent, k);
+    h.ratio_count = r.get<std::uint64_t>();
+    h.ratio_pos = r.get<std::uint32_t>();
+    get_ring(r, h.recent_ratio, k);
+    if (h.count == 0 || h.ring_pos >= k || h.ratio_pos >= k || h.ratio_count > h.count || !std::isfinite(h.ewma))
+      r.fail("history: key entry " + std::to_string(i) + " is inconsistent");
+    if (!s.keys_.emplace(key, h).second) r.fail("history: key entry " + std::to_string(i) + " is duplicated");
+  }
+  if (!r.at_end()) r.fail("history: trailing bytes after the last key");
+  return s;
+}
+
+void HistoryState::save(const std::string& path) const { write_file_atomic(path, to_bytes()); }
+
+HistoryState HistoryState::load(const std::string& path) { return from_bytes(read_file_bytes(path), path); }
+
+}  // namespace ttlpred

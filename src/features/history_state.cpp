@@ -1,0 +1,101 @@
+// The incremental history state: observe finished jobs, answer features for new ones.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "features/history.hpp"
+
+namespace ttlpred {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// Mean of the newest min(n, k) values of a ring written cyclically over its first k slots.
+// Once the ring is full every slot holds one of the newest k; before that slots 0..n-1 do.
+double ring_mean(const std::array<float, kMaxLastK>& ring, std::uint64_t n, std::uint32_t k) {
+  const auto used = static_cast<std::uint32_t>(std::min<std::uint64_t>(n, k));
+  double sum = 0;
+  for (std::uint32_t i = 0; i < used; ++i) sum += ring[i];
+  return sum / used;
+}
+
+void push_ring(std::array<float, kMaxLastK>& ring, std::uint32_t& pos, std::uint32_t k, double v) {
+  ring[pos] = static_cast<float>(v);
+  pos = pos + 1 == k ? 0 : pos + 1;
+}
+
+}  // namespace
+
+HistoryState::HistoryState(HistoryConfig cfg) : cfg_(std::move(cfg)) { cfg_.validate(); }
+
+bool HistoryState::observe(const JobRecord& finished) {
+  return observe(job_keys(finished), finished[Field::WallTime], finished[Field::RequestedTtl]);
+}
+
+bool HistoryState::observe(const JobKeys& keys, double wall_s, double requested_ttl_s) {
+  if (!(wall_s >= 0.0) || !std::isfinite(wall_s)) return false;
+  const bool has_ratio = requested_ttl_s > 0.0 && std::isfinite(requested_ttl_s);
+  const double ratio = has_ratio ? std::min(wall_s / requested_ttl_s, kMaxWallOverRequest) : 0.0;
+  const double log_wall = std::log1p(wall_s);
+  for (auto key : cfg_.keys) {
+    const auto i = static_cast<std::size_t>(key);
+    if (!keys.present[i]) continue;
+    KeyHistory& h = keys_[keys.hash[i]];
+    if (h.count == 0) {
+      h.ewma = wall_s;
+      h.max = wall_s;
+    } else {
+      h.ewma = cfg_.ewma_alpha * wall_s + (1.0 - cfg_.ewma_alpha) * h.ewma;
+      h.max = std::max(h.max, wall_s);
+    }
+    h.last = wall_s;
+    h.sum_log += log_wall;
+    ++h.count;
+    push_ring(h.recent, h.ring_pos, cfg_.last_k, wall_s);
+    if (has_ratio) {
+      ++h.ratio_count;
+      push_ring(h.recent_ratio, h.ratio_pos, cfg_.last_k, ratio);
+    }
+  }
+  ++observed_;
+  return true;
+}
+
+void HistoryState::features(const JobRecord& job, float* out) const {
+  features(job_keys(job), job[Field::RequestedTtl], out);
+}
+
+void HistoryState::features(const JobKeys& keys, double requested_ttl_s, float* out) const {
+  const std::size_t per_key = cfg_.stats_per_key();
+  const bool has_request = requested_ttl_s > 0.0 && std::isfinite(requested_ttl_s);
+  for (auto key : cfg_.keys) {
+    const auto i = static_cast<std::size_t>(key);
+    const KeyHistory* h = keys.present[i] ? find(keys.hash[i]) : nullptr;
+    std::fill(out, out + per_key, kNaN);
+    out[0] = 0.0f;  // log1p(0): no history
+    if (h != nullptr && h->count > 0) {
+      const double n = static_cast<double>(h->count);
+      out[static_cast<int>(HistoryStat::LogCount)] = static_cast<float>(std::log1p(n));
+      out[static_cast<int>(HistoryStat::LogMeanLastK)] =
+          static_cast<float>(std::log1p(ring_mean(h->recent, h->count, cfg_.last_k)));
+      out[static_cast<int>(HistoryStat::LogEwma)] = static_cast<float>(std::log1p(h->ewma));
+      out[static_cast<int>(HistoryStat::LogMax)] = static_cast<float>(std::log1p(h->max));
+      out[static_cast<int>(HistoryStat::LogLast)] = static_cast<float>(std::log1p(h->last));
+      out[static_cast<int>(HistoryStat::MeanLog)] = static_cast<float>(h->sum_log / n);
+      if (cfg_.ratio_stats && h->ratio_count > 0) {
+        const double r = ring_mean(h->recent_ratio, h->ratio_count, cfg_.last_k);
+        out[static_cast<int>(HistoryStat::RatioMeanLastK)] = static_cast<float>(r);
+        if (has_request)
+          out[static_cast<int>(HistoryStat::LogRatioTimesRequest)] = static_cast<float>(std::log1p(r * requested_ttl_s));
+      }
+    }
+    out += per_key;
+  }
+}
+
+const KeyHistory* HistoryState::find(std::uint64_t key_hash) const {
+  auto it = keys_.find(key_hash);
+  return it == keys_.end() ? nullptr : &it->second;
+}
+
+}  // namespace ttlpred

@@ -1,0 +1,128 @@
+#include "model/model_file.hpp"
+
+#include <string_view>
+
+#include "model/mlp_io.hpp"
+#include "util/file_io.hpp"
+
+namespace ttlpred {
+
+namespace {
+
+enum class Section : std::uint32_t {
+  Mlp = 1,
+  Target = 2,
+  SafeTtl = 3,
+  Encoder = 4,
+  History = 5,
+  Int8Calibration = 6,
+  Metadata = 7,
+};
+
+const char* section_name(std::uint32_t tag) {
+  switch (static_cast<Section>(tag)) {
+    case Section::Mlp: return "architecture and weights";
+    case Section::Target: return "target transform";
+    case Section::SafeTtl: return "safe-TTL calibration";
+    case Section::Encoder: return "feature encoder";
+    case Section::History: return "history configuration";
+    case Section::Int8Calibration: return "int8 calibration";
+    case Section::Metadata: return "training metadata";
+  }
+  return "unknown";
+}
+
+void put_section(BinaryWriter& w, Section tag, const std::vector<std::uint8_t>& bytes) {
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(tag));
+  w.put_bytes(bytes);
+}
+
+constexpr std::size_t kMaxMetadataString = 64u << 20;
+
+}  // namespace
+
+std::vector<std::uint8_t> model_file_bytes(const ModelFile& m) {
+  validate_mlp(m.mlp, "model to save");
+  BinaryWriter payload;
+  {
+    BinaryWriter s;
+    write_mlp(s, m.mlp);
+    put_section(payload, Section::Mlp, s.bytes());
+  }
+  {
+    BinaryWriter s;
+    m.target.write(s);
+    put_section(payload, Section::Target, s.bytes());
+  }
+  if (!m.safe_ttl.empty()) {
+    BinaryWriter s;
+    m.safe_ttl.write(s);
+    put_section(payload, Section::SafeTtl, s.bytes());
+  }
+  if (!m.encoder.empty()) put_section(payload, Section::Encoder, m.encoder);
+  if (!m.history.empty()) put_section(payload, Section::History, m.history);
+  if (!m.int8_calibration.empty()) put_section(payload, Section::Int8Calibration, m.int8_calibration);
+  {
+    BinaryWriter s;
+    s.put_string(m.meta.data_hash);
+    s.put_string(m.meta.created_utc);
+    s.put_string(m.meta.metrics_json);
+    s.put_string(m.meta.config_json);
+    s.put_string(m.meta.ttlpred_version);
+    put_section(payload, Section::Metadata, s.bytes());
+  }
+  return seal_container(std::string_view(kModelFileMagic, 8), kModelFileVersion, payload.bytes());
+}
+
+ModelFile parse_model_file(const std::vector<std::uint8_t>& bytes, const std::string& what) {
+  const auto opened = open_container(bytes, std::string_view(kModelFileMagic, 8), kModelFileVersion, what);
+  BinaryReader r(opened.payload, what);
+  ModelFile m;
+  bool have_mlp = false, have_target = false;
+  std::uint32_t seen = 0;  // bit per known section, to refuse duplicates
+  while (!r.at_end()) {
+    const auto tag = r.get<std::uint32_t>();
+    const auto body = r.get_bytes();
+    if (tag >= 1 && tag <= 7) {
+      if (seen & (1u << tag)) r.fail(std::string("duplicate ") + section_name(tag) + " section");
+      seen |= 1u << tag;
+    }
+    const std::string where = what + " (" + section_name(tag) + " section)";
+    BinaryReader s(body, where);
+    switch (static_cast<Section>(tag)) {
+      case Section::Mlp:
+        m.mlp = read_mlp(s);
+        have_mlp = true;
+        break;
+      case Section::Target:
+        m.target = TargetTransform::read(s);
+        have_target = true;
+        break;
+      case Section::SafeTtl: m.safe_ttl = SafeTtlCalibration::read(s); break;
+      case Section::Encoder: m.encoder = body; continue;
+      case Section::History: m.history = body; continue;
+      case Section::Int8Calibration: m.int8_calibration = body; continue;
+      case Section::Metadata:
+        m.meta.data_hash = s.get_string(kMaxMetadataString);
+        m.meta.created_utc = s.get_string(kMaxMetadataString);
+        m.meta.metrics_json = s.get_string(kMaxMetadataString);
+        m.meta.config_json = s.get_string(kMaxMetadataString);
+        m.meta.ttlpred_version = s.get_string(kMaxMetadataString);
+        break;
+      default: continue;  // a section added by a later build of the same format version
+    }
+    if (!s.at_end()) s.fail("unexpected trailing bytes");
+  }
+  if (!have_mlp) throw Error(what + ": model file has no architecture/weights section");
+  if (!have_target) throw Error(what + ": model file has no target transform section");
+  return m;
+}
+
+void save_model_file(const std::string& path, const ModelFile& m) {
+  const auto bytes = model_file_bytes(m);
+  write_file_atomic(path, bytes);
+}
+
+ModelFile load_model_file(const std::string& path) { return parse_model_file(read_file_bytes(path), path); }
+
+}  // namespace ttlpred

@@ -1,0 +1,47 @@
+#pragma once
+// The model file: everything `ttlpred eval/predict/serve` needs, in one versioned,
+// checksummed container (util/binary_io.hpp), written atomically. The payload is a list of
+// tagged sections (u32 tag, u64 length, bytes) so that a later build can add a section
+// without breaking older files; a reader skips tags it does not know and refuses a file
+// whose format version is newer than it reads. The feature encoder, the history
+// configuration and the int8 calibration are opaque bytes owned by their engineers' code.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/mlp.hpp"
+#include "model/safe_ttl.hpp"
+#include "model/target_transform.hpp"
+
+namespace ttlpred {
+
+inline constexpr char kModelFileMagic[] = "TTLPMODL";
+inline constexpr std::uint32_t kModelFileVersion = 1;
+
+struct TrainingMetadata {
+  std::string data_hash;     // of the training data (hex), so a model names what it learned from
+  std::string created_utc;   // ISO 8601
+  std::string metrics_json;  // validation metrics at save time
+  std::string config_json;   // the training configuration
+  std::string ttlpred_version;
+};
+
+struct ModelFile {
+  MlpModel mlp;
+  TargetTransform target;
+  SafeTtlCalibration safe_ttl;        // empty when not calibrated
+  std::vector<std::uint8_t> encoder;  // the fitted feature encoder (opaque)
+  std::vector<std::uint8_t> history;  // the history-feature configuration (opaque)
+  std::vector<std::uint8_t> int8_calibration;  // optional, for the engine (opaque)
+  TrainingMetadata meta;
+};
+
+// Serializes to the sealed container bytes / parses them; parse errors name `what`.
+std::vector<std::uint8_t> model_file_bytes(const ModelFile& m);
+ModelFile parse_model_file(const std::vector<std::uint8_t>& bytes, const std::string& what);
+
+// Atomic write (temp file + fsync + rename) and whole-file read with full validation.
+void save_model_file(const std::string& path, const ModelFile& m);
+ModelFile load_model_file(const std::string& path);
+
+}  // namespace ttlpred

@@ -1,0 +1,51 @@
+#pragma once
+// How run time in seconds maps to the value the network regresses, and back. The network
+// sees a standardized target z = (t(hours) - mean) / stddev, where t is one of:
+//   Hours  t(h) = h                        (trains for the mean directly; RMSE's own scale)
+//   Log1p  t(h) = log1p(h)                 (tames the heavy tail; predicts a median)
+//   Power  t(h) = ((1+h)^lambda - 1)/lambda (Box-Cox on 1+h: lambda=1 is Hours shifted,
+//                                           lambda->0 is Log1p; the blend between them)
+// A model trained in a compressed space predicts roughly the conditional median there, not
+// the mean that RMSE rewards. `smear` holds residual quantiles (in t-space) from held-out
+// rows; inverting with them averages t^-1(pred + r) over the residual distribution (Duan's
+// smearing estimator), which returns the mean instead of the median.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "util/binary_io.hpp"
+
+namespace ttlpred {
+
+enum class TargetKind : std::uint8_t { Hours = 0, Log1p = 1, Power = 2 };
+
+struct TargetTransform {
+  TargetKind kind = TargetKind::Log1p;
+  double lambda = 0.5;    // Power only
+  double mean = 0.0;      // of t(hours) over the training rows
+  double stddev = 1.0;    // of t(hours) over the training rows, > 0
+  std::vector<float> smear;  // residual quantiles in t-space; empty = plain inverse
+
+  // Forward transform (before standardization) and its inverse; hours >= 0.
+  double to_t(double hours) const;
+  double from_t(double t) const;
+  // Standardized network target for a run time in seconds.
+  float encode_seconds(double wall_s) const { return static_cast<float>((to_t(wall_s / 3600.0) - mean) / stddev); }
+  // Network output -> expected run time in seconds (smeared when `smear` is set), >= 0.
+  double decode_seconds(float z) const;
+  // Network output -> the plain inverse (a median for compressed targets), in seconds.
+  double decode_median_seconds(float z) const;
+
+  // Fills `smear` with `points` mid-quantiles of the t-space residuals t(actual) - t(pred)
+  // of held-out rows (`pred_z` are network outputs). No-op for Hours when `points` is 0.
+  void fit_smearing(std::span<const float> wall_s, std::span<const float> pred_z, std::size_t points = 64);
+
+  void write(BinaryWriter& w) const;
+  static TargetTransform read(BinaryReader& r);
+};
+
+const char* target_kind_name(TargetKind k);
+// "hours", "log1p", "power" (case-sensitive); throws Error naming the bad value.
+TargetKind parse_target_kind(const std::string& name);
+
+}  // namespace ttlpred

@@ -1,0 +1,55 @@
+#pragma once
+// Calibration for static int8 activations: run the float model over representative inputs
+// and record, for every layer, the range of the values that layer quantizes on its input
+// (layer 0: the dense features; embeddings stay in float, folded at compile time; layer i>0:
+// the previous layer's activations). The table is what a model file carries next to the
+// weights so that an int8-static plan can be compiled without the calibration data.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "features/encoded_batch.hpp"
+#include "model/mlp.hpp"
+
+namespace ttlpred::quant {
+
+enum class CalibMethod : std::uint8_t {
+  MinMax = 0,      // the full observed range: nothing clips, outliers cost resolution
+  Percentile = 1,  // clip to the given percentiles (both tails)
+  Mse = 2,         // the clipping range that minimizes the quantization error on the samples
+};
+
+std::string_view calib_method_name(CalibMethod m);  // "minmax", "percentile", "mse"
+CalibMethod calib_method_from_name(std::string_view name);  // throws ttlpred::Error
+
+struct ActivationRange {
+  float lo = 0.0f, hi = 0.0f;  // always lo <= 0 <= hi, so that zero is exactly representable
+};
+
+struct CalibrationTable {
+  CalibMethod method = CalibMethod::MinMax;
+  std::vector<ActivationRange> layer_inputs;  // one per model layer
+};
+
+struct CalibrationOptions {
+  CalibMethod method = CalibMethod::MinMax;
+  double percentile = 99.99;            // Percentile: upper percentile; the lower is 100 - it
+  float levels = 255.0f;                // Mse: quantization levels the error is measured at
+  std::size_t max_samples = 1u << 16;   // per layer, for Percentile and Mse (evenly strided)
+};
+
+// Affine u8 parameters for a range: real = scale * (q - zero_point), q in [0, qmax].
+struct QuantParams {
+  float scale = 1.0f;
+  float zero_point = 0.0f;  // an integer value
+};
+QuantParams quant_params(ActivationRange range, float qmax);
+
+// `dense` is rows x dense_inputs, `cats` rows x embeddings (null if none). Throws
+// ttlpred::Error when rows is 0 or a category index is out of range.
+CalibrationTable calibrate(const MlpModel& model, const float* dense, const std::uint32_t* cats, std::size_t rows,
+                           const CalibrationOptions& options = {});
+CalibrationTable calibrate(const MlpModel& model, const EncodedBatch& batch, const CalibrationOptions& options = {});
+
+}  // namespace ttlpred::quant

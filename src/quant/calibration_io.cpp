@@ -1,0 +1,49 @@
+#include "quant/calibration_io.hpp"
+
+#include <cmath>
+
+#include "util/binary_io.hpp"
+
+namespace ttlpred::quant {
+
+namespace {
+constexpr std::uint32_t kCalibrationVersion = 1;
+}
+
+std::vector<std::uint8_t> calibration_bytes(const CalibrationTable& table) {
+  BinaryWriter w;
+  w.put<std::uint32_t>(kCalibrationVersion);
+  w.put<std::uint8_t>(static_cast<std::uint8_t>(table.method));
+  w.put<std::uint64_t>(table.layer_inputs.size());
+  for (const ActivationRange& r : table.layer_inputs) {
+    w.put<float>(r.lo);
+    w.put<float>(r.hi);
+  }
+  return w.take();
+}
+
+CalibrationTable parse_calibration(const std::vector<std::uint8_t>& bytes, const std::string& what) {
+  BinaryReader r(bytes, what);
+  const auto version = r.get<std::uint32_t>();
+  if (version == 0 || version > kCalibrationVersion)
+    r.fail("calibration format version " + std::to_string(version) + " is not supported (this build reads 1)");
+  const auto method = r.get<std::uint8_t>();
+  if (method > 2) r.fail("unknown calibration method " + std::to_string(method));
+  CalibrationTable t;
+  t.method = static_cast<CalibMethod>(method);
+  const auto n = r.get<std::uint64_t>();
+  if (n > 4096) r.fail("implausible layer count " + std::to_string(n));
+  for (std::uint64_t i = 0; i < n; ++i) {
+    ActivationRange a;
+    a.lo = r.get<float>();
+    a.hi = r.get<float>();
+    if (!std::isfinite(a.lo) || !std::isfinite(a.hi) || a.lo > 0.0f || a.hi < 0.0f)
+      r.fail("layer " + std::to_string(i) + " range [" + std::to_string(a.lo) + ", " + std::to_string(a.hi) +
+             "] must be finite and hold 0");
+    t.layer_inputs.push_back(a);
+  }
+  if (!r.at_end()) r.fail("trailing bytes after the calibration table");
+  return t;
+}
+
+}  // namespace ttlpred::quant

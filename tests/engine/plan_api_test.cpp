@@ -1,0 +1,231 @@
+// The plan's contract: names, errors that name the culprit, the EncodedBatch overload,
+// pruning, packing sizes, calibration methods end to end, and the scalar helpers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "engine/half.hpp"
+#include "engine/latency.hpp"
+#include "engine/plan.hpp"
+#include "engine/reference_mlp.hpp"
+#include "quant/calibration.hpp"
+#include "test_models.hpp"
+#include "util/error.hpp"
+
+namespace ttlpred::engine {
+namespace {
+
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Variants, NamesRoundTripAndListsParse) {
+  for (Variant v : kAllVariants) EXPECT_EQ(variant_from_name(variant_name(v)), v);
+  EXPECT_EQ(variants_from_list("all").size(), 8u);
+  const auto two = variants_from_list("int8-static,fp16-2:4");
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0], Variant::Int8Static);
+  EXPECT_EQ(two[1], Variant::Fp16Sparse24);
+  EXPECT_NE(error_of([] { variant_from_name("fp8"); }).find("unknown variant 'fp8'"), std::string::npos);
+  EXPECT_NE(error_of([] { variants_from_list("fp32,,fp16"); }).find("empty variant"), std::string::npos);
+}
+
+TEST(Isas, NamesAndPinning) {
+  EXPECT_EQ(isa_from_name("avx2"), Isa::Avx2);
+  EXPECT_EQ(usable_isas().front(), Isa::Scalar);
+  EXPECT_TRUE(host_supports(best_isa()));
+  const MlpModel m = test::random_model(4, {}, {8}, 1, 1);
+  CompileOptions opt;
+  opt.isa = Isa::Avx512Bf16;  // no kernels in this build, whatever the CPU
+  EXPECT_NE(error_of([&] { compile(m, Variant::Fp32Fused, opt); }).find("avx512-bf16"), std::string::npos);
+  if (!host_supports(Isa::Avx512Vnni)) {
+    opt.isa = Isa::Avx512Vnni;
+    EXPECT_NE(error_of([&] { compile(m, Variant::Int8Static, opt); }).find("not supported by this CPU"),
+              std::string::npos);
+  }
+  EXPECT_NE(error_of([] { isa_from_name("neon"); }).find("unknown ISA 'neon'"), std::string::npos);
+}
+
+TEST(Compile, RejectsInconsistentModelsNamingTheField) {
+  MlpModel m = test::random_model(4, {{3, 2}}, {8, 8}, 1, 2);
+  m.layers[1].in = 7;
+  EXPECT_NE(error_of([&] { compile(m, Variant::Fp32Fused); }).find("layers[1].in is 7, expected 8"), std::string::npos);
+  m = test::random_model(4, {{3, 2}}, {8}, 1, 2);
+  m.embeddings[0].table.pop_back();
+  EXPECT_NE(error_of([&] { compile(m, Variant::Fp32); }).find("embeddings[0].table"), std::string::npos);
+  m = test::random_model(4, {}, {8}, 1, 2);
+  m.layers[0].bias[3] = NAN;
+  EXPECT_NE(error_of([&] { compile(m, Variant::Fp16); }).find("layers[0].bias holds a non-finite"), std::string::npos);
+  EXPECT_NE(error_of([] { compile(MlpModel{}, Variant::Fp32); }).find("no layers"), std::string::npos);
+}
+
+TEST(Compile, StaticInt8NeedsMatchingCalibration) {
+  const MlpModel m = test::random_model(4, {}, {8, 8}, 1, 3);
+  EXPECT_NE(error_of([&] { compile(m, Variant::Int8Static); }).find("needs calibrated activation ranges"),
+            std::string::npos);
+  CompileOptions opt;
+  opt.calibration = quant::CalibrationTable{};
+  opt.calibration->layer_inputs.resize(2);
+  EXPECT_NE(error_of([&] { compile(m, Variant::Int8Sparse24, opt); }).find("2 layer ranges, the model has 3"),
+            std::string::npos);
+}
+
+TEST(Predict, RejectsBadCategoriesAndWidthsBeforeWriting) {
+  const MlpModel m = test::random_model(2, {{3, 2}}, {8}, 1, 4);
+  const Plan plan = compile(m, Variant::Fp32Fused);
+  const float dense[4] = {0, 1, 2, 3};
+  const std::uint32_t cats[2] = {1, 3};
+  float out[2] = {42, 42};
+  EXPECT_NE(error_of([&] { plan.predict(dense, cats, 2, out); }).find("row 1, categorical column 0: index 3 >= cardinality 3"),
+            std::string::npos);
+  EXPECT_EQ(out[0], 42.0f);
+  EncodedBatch b;
+  b.rows = 1;
+  b.dense_width = 3;
+  b.cat_width = 1;
+  b.dense = {0, 0, 0};
+  b.cats = {0};
+  EXPECT_NE(error_of([&] { plan.predict(b); }).find("3 dense and 1 categorical columns, the model expects 2 and 1"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { Plan().predict(nullptr, nullptr, 1, nullptr); }).find("empty"), std::string::npos);
+  plan.predict(nullptr, nullptr, 0, nullptr);  // an empty batch is a no-op
+}
+
+TEST(Predict, EncodedBatchOverloadMatchesPointers) {
+  const MlpModel m = test::random_model(5, {{4, 2}, {6, 3}}, {16}, 2, 5);
+  const test::Inputs in = test::random_inputs(m, 9, 6);
+  EncodedBatch b;
+  b.rows = 9;
+  b.dense_width = 5;
+  b.cat_width = 2;
+  b.dense = in.dense;
+  b.cats = in.cats;
+  b.cat_cardinality = {4, 6};
+  const Plan plan = compile(m, Variant::Fp16);
+  std::vector<float> direct(18);
+  plan.predict(in.dense.data(), in.cats.data(), 9, direct.data());
+  EXPECT_EQ(plan.predict(b), direct);
+  EXPECT_EQ(plan.outputs(), 2u);
+  EXPECT_EQ(plan.n_categorical(), 2u);
+  EXPECT_EQ(plan.dense_inputs(), 5u);
+}
+
+TEST(Prune24, KeepsTheTwoLargestOfEveryGroupOfFour) {
+  MlpModel m = test::random_model(6, {}, {3}, 1, 7);
+  m.layers[0].weight = {1, -5, 3, 2, 0.5f, -0.25f,  //
+                        0, 0, 0, 7, 1, 1,           //
+                        4, 4, 4, 4, -9, 8};
+  const MlpModel p = prune_2_4(m);
+  const std::vector<float> want = {0, -5, 3, 0, 0.5f, -0.25f,  //
+                                   0, 0, 0, 7, 1, 1,           //
+                                   4, 4, 0, 0, -9, 8};
+  EXPECT_EQ(p.layers[0].weight, want);
+}
+
+TEST(Packing, SmallerFormatsTakeLessMemory) {
+  const MlpModel m = test::random_model(96, {}, {256, 256}, 1, 8);
+  const test::Inputs in = test::random_inputs(m, 64, 9);
+  CompileOptions opt;
+  opt.calibration = quant::calibrate(m, in.dense.data(), nullptr, 64);
+  const double f32 = static_cast<double>(compile(m, Variant::Fp32Fused, opt).packed_bytes());
+  EXPECT_NEAR(compile(m, Variant::Fp16, opt).packed_bytes() / f32, 0.5, 0.03);
+  EXPECT_NEAR(compile(m, Variant::Int8Static, opt).packed_bytes() / f32, 0.27, 0.03);
+  // 2:4: half the values plus 1/8 (fp16) or 1/4 (int8) of a byte of index per kept weight.
+  EXPECT_NEAR(compile(m, Variant::Fp16Sparse24, opt).packed_bytes() / f32, 0.5 * 0.5 * 1.125, 0.03);
+  EXPECT_NEAR(compile(m, Variant::Int8Sparse24, opt).packed_bytes() / f32, 0.27 * 0.5 * 1.25 + 0.02, 0.04);
+  for (Isa isa : usable_isas()) {
+    opt.isa = isa;
+    const auto names = compile(m, Variant::Int8Static, opt).kernel_names();
+    ASSERT_EQ(names.size(), 3u);
+    EXPECT_NE(names[0].find(std::string("__") + std::string(isa_name(isa))), std::string::npos) << names[0];
+  }
+}
+
+// Every calibration method yields an int8-static plan that generalizes to new inputs.
+TEST(Calibration, EveryMethodGivesAnAccurateStaticPlan) {
+  const MlpModel m = test::random_model(24, {{5, 3}}, {64, 64}, 1, 10);
+  const test::Inputs calib = test::random_inputs(m, 512, 11), eval = test::random_inputs(m, 200, 12);
+  std::vector<double> want(200);
+  reference_forward(m, eval.dense.data(), eval.cats.data(), 200, want.data());
+  double ref2 = 0;
+  for (double v : want) ref2 += v * v;
+  for (auto method : {quant::CalibMethod::MinMax, quant::CalibMethod::Percentile, quant::CalibMethod::Mse}) {
+    quant::CalibrationOptions co;
+    co.method = method;
+    CompileOptions opt;
+    opt.calibration = quant::calibrate(m, calib.dense.data(), calib.cats.data(), 512, co);
+    for (Isa isa : usable_isas()) {
+      opt.isa = isa;
+      std::vector<float> got(200);
+      compile(m, Variant::Int8Static, opt).predict(eval.dense.data(), eval.cats.data(), 200, got.data());
+      double err2 = 0;
+      for (std::size_t i = 0; i < 200; ++i) err2 += (got[i] - want[i]) * (got[i] - want[i]);
+      EXPECT_LT(std::sqrt(err2 / ref2), 0.1) << quant::calib_method_name(method) << " " << isa_name(isa);
+    }
+  }
+}
+
+TEST(Half, ConvertsKnownValues) {
+  EXPECT_EQ(float_to_half(1.0f), 0x3c00);
+  EXPECT_EQ(float_to_half(-2.0f), 0xc000);
+  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);
+  EXPECT_EQ(float_to_half(1e6f), 0x7c00);
+  EXPECT_EQ(float_to_half(5.9604645e-8f), 0x0001);  // smallest subnormal
+  EXPECT_EQ(half_to_float(0x3555), 0.333251953125f);
+  EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
+  EXPECT_EQ(float_to_bf16(1.00390625f), 0x3f80);  // tie rounds to even
+  EXPECT_EQ(bf16_to_float(0xc040), -3.0f);
+}
+
+TEST(Latency, SummarizesOrderStatistics) {
+  std::vector<double> s;
+  for (int i = 100; i >= 1; --i) s.push_back(i);
+  const LatencyStats st = summarize(s);
+  EXPECT_EQ(st.calls, 100u);
+  EXPECT_DOUBLE_EQ(st.median_us, 50.5);
+  EXPECT_DOUBLE_EQ(st.p99_us, 100.0);
+  EXPECT_DOUBLE_EQ(st.mean_us, 50.5);
+  std::size_t calls = 0;
+  const LatencyStats m = measure([&](std::size_t) { ++calls; }, 0.001, 50);
+  EXPECT_GE(m.calls, 50u);
+  EXPECT_GE(calls, m.calls + 3);  // warm-up calls are not timed
+}
+
+}  // namespace
+}  // namespace ttlpred::engine
+
+#include "engine/compile_model_file.hpp"
+#include "quant/calibration_io.hpp"
+
+namespace ttlpred::engine {
+namespace {
+
+TEST(CompileModelFile, UsesTheFilesCalibrationForStaticInt8) {
+  ModelFile f;
+  f.mlp = test::random_model(8, {{4, 2}}, {16}, 1, 41);
+  EXPECT_NE(error_of([&] { compile(f, Variant::Int8Static, {}, "m.model"); })
+                .find("m.model: variant 'int8-static' needs int8 calibration and the model file has none"),
+            std::string::npos);
+  const test::Inputs in = test::random_inputs(f.mlp, 32, 42);
+  const quant::CalibrationTable t = quant::calibrate(f.mlp, in.dense.data(), in.cats.data(), 32);
+  f.int8_calibration = quant::calibration_bytes(t);
+  CompileOptions opt;
+  opt.calibration = t;
+  std::vector<float> a(32), b(32);
+  compile(f, Variant::Int8Static, {}, "m.model").predict(in.dense.data(), in.cats.data(), 32, a.data());
+  compile(f.mlp, Variant::Int8Static, opt).predict(in.dense.data(), in.cats.data(), 32, b.data());
+  EXPECT_EQ(a, b);
+  f.int8_calibration.pop_back();
+  EXPECT_NE(error_of([&] { compile(f, Variant::Fp32Fused, {}, "m.model"); }).find("m.model int8 calibration: "),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ttlpred::engine

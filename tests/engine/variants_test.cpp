@@ -1,0 +1,184 @@
+// One table-driven tester (XNNPACK style): every variant on every ISA this host can run,
+// over many shapes (odd widths, batch 1 to 1024, with and without embeddings), against the
+// FP64 reference forward; 2:4 variants against the reference of the pruned model.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cmath>
+#include <thread>
+#include <string>
+
+#include "engine/plan.hpp"
+#include "engine/reference_mlp.hpp"
+#include "quant/calibration.hpp"
+#include "test_models.hpp"
+
+namespace ttlpred::engine {
+namespace {
+
+struct Shape {
+  const char* name;
+  std::uint32_t dense;
+  std::vector<test::EmbSpec> embs;
+  std::vector<std::uint32_t> hidden;
+  std::uint32_t outputs;
+  std::vector<std::size_t> batches;
+  Activation act = Activation::Relu;
+};
+
+const std::vector<Shape>& shapes() {
+  static const std::vector<Shape> s = {
+      {"paper_96x256x256x256x1", 96, {}, {256, 256, 256}, 1, {1, 3, 67}},
+      {"tiny_1x1x1", 1, {}, {1}, 1, {1, 2, 5}},
+      {"odd_3_emb_17", 3, {{5, 2}}, {17}, 1, {1, 2, 3, 4, 5}},
+      {"odd_17_two_embs_33x100_leaky", 17, {{10, 3}, {4, 1}}, {33, 100}, 1, {1, 6, 65}, Activation::LeakyRelu},
+      {"wide_100x64x128_3out", 100, {}, {64, 128}, 3, {1, 9}},
+      {"emb_only_0_dense", 0, {{7, 4}}, {16}, 1, {1, 4}},
+      {"hidden_width_1", 33, {}, {1, 5}, 2, {1, 3}},
+      {"batch_1024_64x128", 64, {{12, 8}}, {128}, 1, {1024}},
+  };
+  return s;
+}
+
+// Relative RMS error bound per variant (measured worst case here is 3-10x below). AVX2 int8
+// keeps 7-bit activations (vpmaddubsw saturation), so its bound is looser than scalar's.
+double tolerance(Variant v, Isa isa) {
+  switch (v) {
+    case Variant::Fp32:
+    case Variant::Fp32Fused: return 5e-6;
+    case Variant::Fp16:
+    case Variant::Fp16Sparse24: return 3e-3;
+    case Variant::Bf16: return 2e-2;
+    case Variant::Int8Dynamic:
+    case Variant::Int8Static:
+    case Variant::Int8Sparse24: return isa == Isa::Scalar ? 5e-2 : 1e-1;
+  }
+  return 0;
+}
+
+struct Case {
+  Variant variant;
+  Isa isa;
+};
+
+std::vector<Case> all_cases() {
+  std::vector<Case> c;
+  for (Isa isa : usable_isas())
+    for (Variant v : kAllVariants) c.push_back({v, isa});
+  return c;
+}
+
+class VariantTest : public ::testing::TestWithParam<Case> {};
+
+// Models, inputs and FP64 references per shape, built once and shared by every variant/ISA
+// case (the reference dominates the run time, more so under sanitizers).
+struct Prepared {
+  MlpModel model;
+  MlpModel truth[2];  // dense, 2:4-pruned
+  double scale[2];    // RMS reference output over 64 rows: the error scale
+  std::vector<test::Inputs> inputs;
+  std::vector<std::vector<double>> want[2];
+};
+
+double rms_output(const MlpModel& m, std::uint32_t outputs) {
+  const test::Inputs wide = test::random_inputs(m, 64, 999);
+  std::vector<double> out(64 * outputs);
+  reference_forward(m, wide.dense.data(), wide.cats.empty() ? nullptr : wide.cats.data(), 64, out.data());
+  double s2 = 0;
+  for (double v : out) s2 += v * v;
+  return std::sqrt(s2 / static_cast<double>(out.size())) + 1e-6;
+}
+
+const std::vector<Prepared>& prepared() {
+  static const std::vector<Prepared> all = [] {
+    std::vector<Prepared> out;
+    unsigned seed = 1;
+    for (const Shape& sh : shapes()) {
+      Prepared p;
+      p.model = test::random_model(sh.dense, sh.embs, sh.hidden, sh.outputs, seed++, sh.act);
+      p.truth[0] = p.model;
+      p.truth[1] = prune_2_4(p.model);
+      for (int t = 0; t < 2; ++t) p.scale[t] = rms_output(p.truth[t], sh.outputs);
+      for (std::size_t batch : sh.batches) {
+        p.inputs.push_back(test::random_inputs(p.model, batch, seed++));
+        const test::Inputs& in = p.inputs.back();
+        for (int t = 0; t < 2; ++t) {
+          std::vector<double> want(batch * sh.outputs);
+          reference_forward(p.truth[t], in.dense.data(), in.cats.empty() ? nullptr : in.cats.data(), batch,
+                            want.data());
+          p.want[t].push_back(std::move(want));
+        }
+      }
+      out.push_back(std::move(p));
+    }
+    return out;
+  }();
+  return all;
+}
+
+TEST_P(VariantTest, MatchesFp64ReferenceOnEveryShape) {
+  const Case c = GetParam();
+  const int t = c.variant == Variant::Fp16Sparse24 || c.variant == Variant::Int8Sparse24 ? 1 : 0;
+  for (std::size_t s = 0; s < shapes().size(); ++s) {
+    const Shape& sh = shapes()[s];
+    const Prepared& p = prepared()[s];
+    for (std::size_t bi = 0; bi < sh.batches.size(); ++bi) {
+      const std::size_t batch = sh.batches[bi];
+      SCOPED_TRACE(std::string(sh.name) + " batch " + std::to_string(batch));
+      const test::Inputs& in = p.inputs[bi];
+      const std::uint32_t* cats = in.cats.empty() ? nullptr : in.cats.data();
+      CompileOptions opt;
+      opt.isa = c.isa;
+      if (variant_needs_calibration(c.variant))
+        opt.calibration = quant::calibrate(p.truth[t], in.dense.data(), cats, batch);
+      const Plan plan = compile(p.model, c.variant, opt);
+      std::vector<float> got(batch * sh.outputs, -12345.0f);
+      plan.predict(in.dense.data(), cats, batch, got.data());
+      const std::vector<double>& want = p.want[t][bi];
+      double err2 = 0, max_err = 0;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(got[i])) << "output " << i;
+        const double d = got[i] - want[i];
+        err2 += d * d;
+        max_err = std::max(max_err, std::fabs(d));
+      }
+      const double rel_rms = std::sqrt(err2 / static_cast<double>(want.size())) / p.scale[t];
+      EXPECT_LE(rel_rms, tolerance(c.variant, c.isa));
+      EXPECT_LE(max_err / p.scale[t], 5 * tolerance(c.variant, c.isa));
+    }
+  }
+}
+
+TEST_P(VariantTest, PlanIsSafeToShareAcrossThreads) {
+  const Case c = GetParam();
+  const MlpModel model = test::random_model(40, {{9, 3}}, {48, 32}, 1, 77);
+  const test::Inputs in = test::random_inputs(model, 70, 78);
+  CompileOptions opt;
+  opt.isa = c.isa;
+  if (variant_needs_calibration(c.variant)) opt.calibration = quant::calibrate(model, in.dense.data(), in.cats.data(), 70);
+  const Plan plan = compile(model, c.variant, opt);
+  std::vector<float> expected(70);
+  plan.predict(in.dense.data(), in.cats.data(), 70, expected.data());
+  std::vector<std::vector<float>> got(4, std::vector<float>(70 * 20));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 20; ++rep) plan.predict(in.dense.data(), in.cats.data(), 70, got[t].data() + rep * 70);
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t)
+    for (int rep = 0; rep < 20; ++rep)
+      for (int i = 0; i < 70; ++i) ASSERT_EQ(got[t][rep * 70 + i], expected[i]) << "thread " << t << " rep " << rep;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVariantsAllIsas, VariantTest, ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           std::string n = std::string(variant_name(info.param.variant)) + "_" +
+                                           std::string(isa_name(info.param.isa));
+                           for (char& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace ttlpred::engine

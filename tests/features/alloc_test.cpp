@@ -1,0 +1,80 @@
+// The serving hot path must not touch the heap: encode_one and HistoryState::features are
+// run here under a global operator new that counts.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <numeric>
+
+#include "features/encoder.hpp"
+#include "feature_test_table.hpp"
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<std::size_t> g_allocations{0};
+
+void* counted_malloc(std::size_t n) noexcept {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(n == 0 ? 1 : n);
+}
+void* counted_or_throw(std::size_t n) {
+  if (void* p = counted_malloc(n)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+
+// Every form whose memory our operator delete frees (the nothrow forms too: std::stable_sort
+// uses them), so that allocation and release always pair up under AddressSanitizer.
+void* operator new(std::size_t n) { return counted_or_throw(n); }
+void* operator new[](std::size_t n) { return counted_or_throw(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace ttlpred {
+namespace {
+
+TEST(HotPath, EncodeOneAndHistoryFeaturesDoNotAllocate) {
+  const JobTable t = test::random_feature_table(500, 12);
+  HistoryState state(HistoryConfig::for_table(t));
+  const HistoryMatrix history = compute_history(t, state);
+  std::vector<std::size_t> rows(t.rows());
+  std::iota(rows.begin(), rows.end(), std::size_t{0});
+  const auto enc = FeatureEncoder::fit(t, rows, &history, &state.config());
+
+  std::vector<JobRecord> records(t.rows());
+  for (std::size_t i = 0; i < t.rows(); ++i) t.record(i, records[i]);
+  // Unknown values take the out-of-vocabulary path; it must not allocate either.
+  records[0].text(Field::User) = "a user name long enough to defeat the small string optimization";
+  std::vector<float> hist(state.width()), dense(enc.dense_width());
+  std::vector<std::uint32_t> cats(enc.cat_width());
+
+  g_allocations = 0;
+  g_counting = true;
+  double checksum = 0;
+  for (const auto& r : records) {
+    state.features(r, hist.data());
+    enc.encode_one(r, hist.data(), dense.data(), cats.data());
+    checksum += dense[0] + static_cast<double>(cats[0]);
+  }
+  g_counting = false;
+  EXPECT_EQ(g_allocations.load(), 0u);
+  EXPECT_TRUE(std::isfinite(checksum));
+
+  // The counter works: observing a new key allocates a map node.
+  JobRecord fresh = records[1];
+  fresh.text(Field::User) = "brand-new-user";
+  g_counting = true;
+  state.observe(fresh);
+  g_counting = false;
+  EXPECT_GT(g_allocations.load(), 0u);
+}
+
+}  // namespace
+}  // namespace ttlpred

@@ -1,0 +1,60 @@
+#pragma once
+// A small random job table for the feature tests, built here so that the tests do not depend
+// on the synthetic trace generator. It has what makes history tricky: ties in submit time,
+// unknown waits and wall times, jobs finishing long after later ones were submitted, unknown
+// submit times, and rare category values.
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "data/job_table.hpp"
+
+namespace ttlpred::test {
+
+inline JobTable random_feature_table(std::size_t rows, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  auto uni = [&](double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng); };
+  auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+  std::vector<std::string> users, queues, types = {"MC", "USER", "MERGE"}, packages = {"v1", "v2", "v3"};
+  // Appending rather than "literal" + to_string: g++ 12 reports a false -Wrestrict on the latter.
+  auto named = [](std::string prefix, std::size_t i) { return prefix.append(std::to_string(i)); };
+  for (std::size_t i = 0; i < 12; ++i) users.push_back(named("user", i));
+  for (std::size_t i = 0; i < 3; ++i) queues.push_back(named("q", i));
+  std::vector<std::string> rare;  // values seen once: below any min-frequency
+  for (std::size_t i = 0; i < rows; ++i) rare.push_back(named("rare", i));
+
+  JobTable t;
+  JobRecord r;
+  for (std::size_t i = 0; i < rows; ++i) {
+    r.clear();
+    r[Field::JobId] = static_cast<double>(i);
+    // Integer times in a narrow range: many jobs share a submit second.
+    r[Field::SubmitTime] = pick(50) == 0 ? kMissingNumber : std::floor(uni(0, static_cast<double>(rows) * 20));
+    r.text(Field::User) = users[pick(users.size())];
+    if (pick(10) == 0) r.text(Field::User) = rare[i];
+    if (pick(7) != 0) r.text(Field::Queue) = queues[pick(queues.size())];
+    r.text(Field::JobType) = types[pick(types.size())];
+    r.text(Field::Package) = packages[pick(packages.size())];
+    if (pick(3) != 0) r[Field::MasterJobId] = static_cast<double>(pick(rows / 8 + 1));
+    r[Field::InputBytes] = std::floor(std::exp(uni(0, 20)));
+    r[Field::CpuCores] = static_cast<double>(1u << pick(4));
+    r[Field::CpuMhz] = pick(5) == 0 ? kMissingNumber : std::floor(uni(2000, 3500));
+    r[Field::RequestedTtl] = pick(6) == 0 ? kMissingNumber : std::floor(uni(600, 80000));
+    r[Field::WaitTime] = pick(4) == 0 ? kMissingNumber : std::floor(uni(0, 600));
+    // Heavy-tailed run times: some run far past the submissions of later jobs.
+    r[Field::WallTime] = pick(20) == 0 ? kMissingNumber : std::floor(std::exp(uni(0, 9)));
+    if (pick(5) != 0) r.text(Field::Site) = queues[pick(queues.size())];
+    r.text(Field::Status) = "DONE";
+    t.append(r);
+  }
+  return t;
+}
+
+// Bitwise equality of float arrays (NaN == NaN when the bits agree).
+inline bool same_bits(const float* a, const float* b, std::size_t n) {
+  return std::memcmp(a, b, n * sizeof(float)) == 0;
+}
+
+}  // namespace ttlpred::test

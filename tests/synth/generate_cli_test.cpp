@@ -1,0 +1,54 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "test_support.hpp"
+
+namespace ttlpred {
+namespace {
+
+// The CLI is a separate target; when only test_synth was built, there is nothing to run.
+#define RUN_CLI_OR_SKIP(args, out)                                          \
+  const int rc = test::run_cli(args, &out);                                 \
+  if (rc == 127) GTEST_SKIP() << "build the ttlpred target to run this test"
+
+TEST(GenerateCommand, WritesTheTraceAndPrintsItsSummary) {
+  const std::string dir = test::temp_dir();
+  std::string out;
+  RUN_CLI_OR_SKIP("generate --jobs 2000 --seed 3 --out '" + dir + "/t.csv'", out);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("rows: 2000"), std::string::npos) << out;
+  EXPECT_NE(out.find("job types: MC "), std::string::npos) << out;
+  EXPECT_NE(out.find("static-TTL RMSE: "), std::string::npos) << out;
+  EXPECT_NE(out.find("oracle RMSE (expected_wall_s): "), std::string::npos) << out;
+  EXPECT_NE(out.find("wall time [h]: p10 "), std::string::npos) << out;
+  std::ifstream in(dir + "/t.csv");
+  std::size_t lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  EXPECT_EQ(lines, 2001u);  // header + rows
+
+  // Same seed, same bytes.
+  std::string out2;
+  ASSERT_EQ(test::run_cli("generate --jobs 2000 --seed 3 --out '" + dir + "/u.csv'", &out2), 0) << out2;
+  std::ifstream a(dir + "/t.csv"), b(dir + "/u.csv");
+  const std::string sa((std::istreambuf_iterator<char>(a)), {}), sb((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_EQ(sa, sb);
+}
+
+TEST(GenerateCommand, RefusesBadOptionsWithAClearMessage) {
+  const std::string dir = test::temp_dir();
+  std::string out;
+  RUN_CLI_OR_SKIP("generate --jobs 10 --out '" + dir + "/t.txt'", out);
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(out.find("--out must end in .csv or .csv.gz"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/t.txt"));
+  EXPECT_NE(test::run_cli("generate --jobs 0", &out), 0);
+  EXPECT_NE(out.find("--jobs"), std::string::npos) << out;
+  EXPECT_NE(test::run_cli("generate --jobs 10 --out '" + dir + "/no/such/dir/t.csv'", &out), 0);
+  EXPECT_NE(out.find("no/such/dir"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace ttlpred
