@@ -1,0 +1,94 @@
+#include "predict/predictor.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/compile_model_file.hpp"
+#include "util/error.hpp"
+
+namespace ttlpred {
+
+Predictor::Predictor(ModelFile model, const PredictorOptions& options, const std::string& what)
+    : model_(std::make_shared<const ModelFile>(std::move(model))), options_(options) {
+  if (!(options.alpha > 0 && options.alpha < 1)) throw Error("alpha must be in (0, 1), got " + std::to_string(options.alpha));
+  encoder_ = std::make_shared<const FeatureEncoder>(FeatureEncoder::from_bytes(model_->encoder, what + " (encoder section)"));
+  if (encoder_->dense_width() != model_->mlp.dense_inputs || encoder_->cat_width() != model_->mlp.embeddings.size())
+    throw Error(what + ": the encoder (" + std::to_string(encoder_->dense_width()) + " dense, " +
+                std::to_string(encoder_->cat_width()) + " categorical) does not match the network (" +
+                std::to_string(model_->mlp.dense_inputs) + ", " + std::to_string(model_->mlp.embeddings.size()) + ")");
+  engine::CompileOptions co;
+  co.isa = options.isa;
+  plan_ = engine::compile(*model_, options.variant, co, what);
+
+  const auto& column = model_->safe_ttl.group_column;
+  if (!column.empty()) {
+    const auto& cats = encoder_->category_columns();
+    for (std::size_t j = 0; j < cats.size(); ++j)
+      if (info(cats[j].field).name == column) group_cat_ = static_cast<int>(j);
+    if (group_cat_ < 0) throw Error(what + ": safe-TTL groups by '" + column + "', which the encoder does not encode");
+  }
+}
+
+Predictor Predictor::load(const std::string& path, const PredictorOptions& options) {
+  return Predictor(load_model_file(path), options, path);
+}
+
+HistoryState Predictor::initial_history() const {
+  if (model_->history.empty()) return HistoryState(encoder_->history_config());
+  HistoryState s = HistoryState::from_bytes(model_->history, "model history section");
+  if (!(s.config() == encoder_->history_config())) throw Error("model history section does not match its encoder");
+  return s;
+}
+
+Prediction Predictor::finish(float z, double requested_ttl_s, std::uint32_t group) const {
+  Prediction p;
+  p.expected_wall_s = cap_at_request(model_->target.decode_seconds(z), requested_ttl_s);
+  p.safe_ttl_s = model_->safe_ttl.empty()
+                     ? p.expected_wall_s
+                     : cap_at_request(model_->safe_ttl.safe_ttl(p.expected_wall_s, group, options_.alpha), requested_ttl_s);
+  return p;
+}
+
+void Predictor::predict(std::span<const JobRecord> jobs, const HistoryState& history, std::span<Prediction> out) const {
+  if (out.size() < jobs.size()) throw Error("predict: output span is shorter than the batch");
+  if (history.width() != encoder_->history_width()) throw Error("predict: history state width does not match the model");
+  const std::size_t dw = encoder_->dense_width(), cw = encoder_->cat_width();
+  thread_local std::vector<float> dense, hist, z;
+  thread_local std::vector<std::uint32_t> cats;
+  const std::size_t n = jobs.size();
+  if (dense.size() < n * dw) dense.resize(n * dw);
+  if (cats.size() < n * cw) cats.resize(n * cw);
+  if (hist.size() < history.width()) hist.resize(history.width());
+  if (z.size() < n) z.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    history.features(jobs[i], hist.data());
+    encoder_->encode_one(jobs[i], hist.data(), dense.data() + i * dw, cats.data() + i * cw);
+  }
+  plan_.predict(dense.data(), cats.data(), n, z.data());
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t group = group_cat_ < 0 ? kNoGroup : cats[i * cw + static_cast<std::size_t>(group_cat_)];
+    out[i] = finish(z[i], jobs[i][Field::RequestedTtl], group);
+  }
+}
+
+std::vector<Prediction> Predictor::predict_rows(const JobTable& table, std::span<const std::size_t> rows,
+                                                const HistoryMatrix& history) const {
+  const EncodedBatch batch = encoder_->encode_batch(table, rows, &history);
+  std::vector<float> z(rows.size());
+  // Chunks keep the engine's scratch small and the cache warm.
+  constexpr std::size_t kChunk = 1024;
+  for (std::size_t s = 0; s < rows.size(); s += kChunk) {
+    const std::size_t m = std::min(kChunk, rows.size() - s);
+    plan_.predict(batch.dense_row(s), batch.cat_width ? batch.cat_row(s) : nullptr, m, z.data() + s);
+  }
+  const auto requested = table.num(Field::RequestedTtl);
+  std::vector<Prediction> out(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::uint32_t group =
+        group_cat_ < 0 ? kNoGroup : batch.cat_row(i)[static_cast<std::size_t>(group_cat_)];
+    out[i] = finish(z[i], requested[rows[i]], group);
+  }
+  return out;
+}
+
+}  // namespace ttlpred
