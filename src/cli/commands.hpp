@@ -8,5 +8,10 @@ namespace ttlpred::cli {
 void add_generate_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_train_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_predict_command(CLI::App& app);
+void add_quantize_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 }  // namespace ttlpred::cli

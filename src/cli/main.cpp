@@ -12,7 +12,12 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   ttlpred::cli::add_generate_command(app);
   ttlpred::cli::add_inspect_command(app);
+  ttlpred::cli::add_train_command(app);
+  ttlpred::cli::add_eval_command(app);
+  ttlpred::cli::add_predict_command(app);
+  ttlpred::cli::add_quantize_command(app);
   ttlpred::cli::add_bench_command(app);
+  ttlpred::cli::add_serve_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -20,13 +20,15 @@ Predictor::Predictor(ModelFile model, const PredictorOptions& options, const std
   co.isa = options.isa;
   plan_ = engine::compile(*model_, options.variant, co, what);
 
-  const auto& column = model_->safe_ttl.group_column;
-  if (!column.empty()) {
-    const auto& cats = encoder_->category_columns();
-    for (std::size_t j = 0; j < cats.size(); ++j)
-      if (info(cats[j].field).name == column) group_cat_ = static_cast<int>(j);
-    if (group_cat_ < 0) throw Error(what + ": safe-TTL groups by '" + column + "', which the encoder does not encode");
-  }
+  group_cat_ = category_position(model_->safe_ttl.group_column, what);
+}
+
+int Predictor::category_position(const std::string& column, const std::string& what) const {
+  if (column.empty()) return -1;
+  const auto& cats = encoder_->category_columns();
+  for (std::size_t j = 0; j < cats.size(); ++j)
+    if (info(cats[j].field).name == column) return static_cast<int>(j);
+  throw Error(what + ": safe-TTL groups by '" + column + "', which the encoder does not encode");
 }
 
 Predictor Predictor::load(const std::string& path, const PredictorOptions& options) {
@@ -72,7 +74,8 @@ void Predictor::predict(std::span<const JobRecord> jobs, const HistoryState& his
 }
 
 std::vector<Prediction> Predictor::predict_rows(const JobTable& table, std::span<const std::size_t> rows,
-                                                const HistoryMatrix& history) const {
+                                                const HistoryMatrix& history, std::vector<std::uint32_t>* group_ids,
+                                                const std::string& group_column) const {
   const EncodedBatch batch = encoder_->encode_batch(table, rows, &history);
   std::vector<float> z(rows.size());
   // Chunks keep the engine's scratch small and the cache warm.
@@ -87,6 +90,12 @@ std::vector<Prediction> Predictor::predict_rows(const JobTable& table, std::span
     const std::uint32_t group =
         group_cat_ < 0 ? kNoGroup : batch.cat_row(i)[static_cast<std::size_t>(group_cat_)];
     out[i] = finish(z[i], requested[rows[i]], group);
+  }
+  if (group_ids) {
+    const int pos = category_position(group_column, "predict");
+    group_ids->resize(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      (*group_ids)[i] = pos < 0 ? kNoGroup : batch.cat_row(i)[static_cast<std::size_t>(pos)];
   }
   return out;
 }

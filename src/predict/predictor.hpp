@@ -43,8 +43,12 @@ class Predictor {
   // thread's first call with a given batch size, no heap allocation.
   void predict(std::span<const JobRecord> jobs, const HistoryState& history, std::span<Prediction> out) const;
   // Evaluation path: rows of a table whose history matrix was computed over the same table.
+  // With `group_ids`, also returns each row's category index (0 = unknown) in the encoder's
+  // vocabulary of `group_column` (kNoGroup for every row when that is ""): what the safe-TTL
+  // calibration groups by.
   std::vector<Prediction> predict_rows(const JobTable& table, std::span<const std::size_t> rows,
-                                       const HistoryMatrix& history) const;
+                                       const HistoryMatrix& history, std::vector<std::uint32_t>* group_ids = nullptr,
+                                       const std::string& group_column = "") const;
 
   // A fresh history state of the model's configuration, seeded with what the model file
   // carries (the state at the end of its training data), if anything.
@@ -60,6 +64,8 @@ class Predictor {
 
  private:
   Prediction finish(float z, double requested_ttl_s, std::uint32_t group) const;
+  // Position of `column` among the encoder's categorical columns; -1 for ""; throws if absent.
+  int category_position(const std::string& column, const std::string& what) const;
 
   std::shared_ptr<const ModelFile> model_;
   std::shared_ptr<const FeatureEncoder> encoder_;

@@ -1,0 +1,54 @@
+#include "cli/cli_common.hpp"
+
+#include <cstdio>
+
+#include "data/read_report.hpp"
+#include "data/trace_readers.hpp"
+#include "engine/isa.hpp"
+#include "util/error.hpp"
+
+namespace ttlpred::cli {
+
+JobTable load_trace(const std::string& path, bool quiet) {
+  ReadReport report;
+  JobTable t = read_trace(path, report);
+  if (!quiet || report.skipped_total() > 0 || !report.warnings.empty()) {
+    std::fprintf(stderr, "read %s: %zu rows (%s)", path.c_str(), report.rows, report.format.c_str());
+    if (report.skipped_total() > 0) std::fprintf(stderr, ", %zu skipped", report.skipped_total());
+    std::fputc('\n', stderr);
+    if (report.skipped_total() > 0 || !report.warnings.empty()) std::fputs(format_report(report).c_str(), stderr);
+  }
+  return t;
+}
+
+std::vector<std::uint32_t> parse_widths(const std::string& text, const char* option) {
+  std::vector<std::uint32_t> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string item = text.substr(start, comma - start);
+    std::size_t used = 0;
+    unsigned long v = 0;
+    try {
+      v = std::stoul(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || v == 0 || v > 65536)
+      throw Error(std::string(option) + ": '" + item + "' is not a width in 1..65536 (in '" + text + "')");
+    out.push_back(static_cast<std::uint32_t>(v));
+    start = comma + 1;
+  }
+  return out;
+}
+
+PredictorOptions predictor_options(const std::string& variant, const std::string& isa, double alpha) {
+  PredictorOptions o;
+  o.variant = engine::variant_from_name(variant);
+  if (!isa.empty()) o.isa = engine::isa_from_name(isa);
+  o.alpha = alpha;
+  return o;
+}
+
+}  // namespace ttlpred::cli

@@ -1,0 +1,61 @@
+// `ttlpred quantize`: measures the activation ranges of a model on calibration data and
+// stores them in a copy of the model file, which the `int8-static` variants then use.
+#include <cstdio>
+#include <memory>
+#include <numeric>
+#include <string>
+
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "features/history.hpp"
+#include "model/model_file.hpp"
+#include "quant/calibration.hpp"
+#include "quant/calibration_io.hpp"
+#include "util/error.hpp"
+
+namespace ttlpred::cli {
+namespace {
+
+struct QuantizeOptions {
+  std::string model, calib, out, method = "percentile";
+  double percentile = 99.99;
+  std::size_t max_rows = 65536;
+};
+
+void run_quantize(const QuantizeOptions& o) {
+  ModelFile model = load_model_file(o.model);
+  const Predictor predictor(model, PredictorOptions{}, o.model);
+  const JobTable table = load_trace(o.calib, true);
+  if (table.rows() == 0) throw Error(o.calib + ": no rows to calibrate on");
+  HistoryState state = predictor.initial_history();
+  const HistoryMatrix history = compute_history(table, state);
+  // Evenly strided rows cover the whole period of the calibration file.
+  const std::size_t n = std::min(o.max_rows, table.rows());
+  std::vector<std::size_t> rows(n);
+  for (std::size_t i = 0; i < n; ++i) rows[i] = i * table.rows() / n;
+  const EncodedBatch batch = predictor.encoder().encode_batch(table, rows, &history);
+  quant::CalibrationOptions co;
+  co.method = quant::calib_method_from_name(o.method);
+  co.percentile = o.percentile;
+  const quant::CalibrationTable ranges = quant::calibrate(model.mlp, batch, co);
+  model.int8_calibration = quant::calibration_bytes(ranges);
+  save_model_file(o.out, model);
+  std::printf("calibrated %zu layers on %zu rows of %s (%s); wrote %s\n", ranges.layer_inputs.size(), n,
+              o.calib.c_str(), o.method.c_str(), o.out.c_str());
+}
+
+}  // namespace
+
+void add_quantize_command(CLI::App& app) {
+  auto o = std::make_shared<QuantizeOptions>();
+  auto* cmd = app.add_subcommand("quantize", "Calibrate int8 activation ranges of a model on calibration data");
+  cmd->add_option("--model", o->model, "model file")->required();
+  cmd->add_option("--calib", o->calib, "calibration trace (e.g. the training data)")->required();
+  cmd->add_option("--out", o->out, "model file to write, with int8 calibration")->required();
+  cmd->add_option("--method", o->method, "range choice: minmax, percentile or mse")->capture_default_str();
+  cmd->add_option("--percentile", o->percentile, "upper percentile for --method percentile")->capture_default_str();
+  cmd->add_option("--max-rows", o->max_rows, "rows used, evenly strided over the file")->capture_default_str();
+  cmd->callback([o] { run_quantize(*o); });
+}
+
+}  // namespace ttlpred::cli

@@ -1,0 +1,85 @@
+#include "pipeline/evaluate.hpp"
+
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "features/history.hpp"
+
+namespace ttlpred {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::vector<float> tail_as_float(std::span<const double> col, std::size_t begin) {
+  std::vector<float> out(col.size() - begin);
+  for (std::size_t i = begin; i < col.size(); ++i) out[i - begin] = static_cast<float>(col[i]);
+  return out;
+}
+
+// RMSE of `pred` where it is known (> 0); NaN when it never is.
+double rmse_where_known(std::span<const float> actual, std::span<const float> pred) {
+  std::vector<float> a, p;
+  for (std::size_t i = 0; i < actual.size(); ++i)
+    if (pred[i] > 0) {
+      a.push_back(actual[i]);
+      p.push_back(pred[i]);
+    }
+  return a.empty() ? kNaN : rmse_hours(a, p);
+}
+
+}  // namespace
+
+std::string breakdown_column(const JobTable& t) {
+  for (Field f : {Field::JobType, Field::Queue, Field::Partition})
+    if (t.has_values(f)) return std::string(info(f).name);
+  return "";
+}
+
+Evaluation evaluate(const Predictor& predictor, const ChronologicalSplit& split) {
+  const JobTable& jobs = split.jobs;
+  const std::size_t begin = split.train_rows;
+  Evaluation e;
+  e.train_rows = begin;
+  const HistoryMatrix history = compute_history(jobs, predictor.encoder().history_config());
+  std::vector<std::size_t> rows(jobs.rows() - begin);
+  std::iota(rows.begin(), rows.end(), begin);
+  e.predictions = predictor.predict_rows(jobs, rows, history);
+
+  const auto wall = tail_as_float(jobs.num(Field::WallTime), begin);
+  const auto requested = tail_as_float(jobs.num(Field::RequestedTtl), begin);
+  const auto expected = tail_as_float(jobs.num(Field::ExpectedWall), begin);
+  std::vector<float> pred(rows.size()), safe(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    pred[i] = static_cast<float>(e.predictions[i].expected_wall_s);
+    safe[i] = static_cast<float>(e.predictions[i].safe_ttl_s);
+  }
+  const bool has_requests = jobs.has_values(Field::RequestedTtl);
+  const std::span<const float> req_span = has_requests ? std::span<const float>(requested) : std::span<const float>{};
+  e.metrics = compute_metrics(wall, pred, safe, req_span);
+  e.baseline_rmse_hours = has_requests ? rmse_where_known(wall, requested) : kNaN;
+  e.oracle_rmse_hours = jobs.has_values(Field::ExpectedWall) ? rmse_where_known(wall, expected) : kNaN;
+
+  e.group_column = breakdown_column(jobs);
+  if (!e.group_column.empty()) {
+    const Field f = *field_by_name(e.group_column);
+    const auto codes = jobs.codes(f).subspan(begin);
+    std::vector<std::uint32_t> group(codes.begin(), codes.end());
+    for (const auto& g : compute_metrics_by_group(wall, pred, safe, req_span, group)) {
+      GroupEvaluation ge;
+      ge.name = g.group == kMissingCode ? std::string("(unknown)") : std::string(jobs.dict(f).value(g.group));
+      ge.metrics = g.metrics;
+      std::vector<float> gw, gr;
+      for (std::size_t i = 0; i < group.size(); ++i)
+        if (group[i] == g.group) {
+          gw.push_back(wall[i]);
+          gr.push_back(requested[i]);
+        }
+      ge.baseline_rmse_hours = has_requests ? rmse_where_known(gw, gr) : kNaN;
+      e.groups.push_back(std::move(ge));
+    }
+  }
+  return e;
+}
+
+}  // namespace ttlpred

@@ -1,0 +1,37 @@
+#pragma once
+// Scores a model on the tail of a chronological split, as issue 3's protocol says: history
+// features of scored jobs use every job finished before their submit time, predictions are
+// capped at the requested TTL, and the safe TTL is judged by how many jobs it would kill
+// that the requested TTL would have let finish.
+#include <string>
+#include <vector>
+
+#include "pipeline/split.hpp"
+#include "predict/predictor.hpp"
+#include "train/metrics.hpp"
+
+namespace ttlpred {
+
+struct GroupEvaluation {
+  std::string name;
+  Metrics metrics;
+  double baseline_rmse_hours = 0;
+};
+
+struct Evaluation {
+  std::size_t train_rows = 0;
+  Metrics metrics;                  // over all scored rows
+  double baseline_rmse_hours = 0;   // requested/static TTL as the prediction; NaN without requests
+  double oracle_rmse_hours = 0;     // expected_wall_s as the prediction; NaN when the trace has none
+  std::string group_column;         // breakdown column ("" when the trace has none)
+  std::vector<GroupEvaluation> groups;
+  std::vector<Prediction> predictions;  // per scored row, in split order
+};
+
+// Breakdown column for reports: job_type, else queue, else partition, among columns with
+// values; "" when none.
+std::string breakdown_column(const JobTable& t);
+
+Evaluation evaluate(const Predictor& predictor, const ChronologicalSplit& split);
+
+}  // namespace ttlpred

@@ -1,0 +1,146 @@
+#include "pipeline/fit_model.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "features/history.hpp"
+#include "predict/predictor.hpp"
+#include "train/ensemble.hpp"
+#include "train/metrics.hpp"
+#include "train/mlp_trainer.hpp"
+#include "util/error.hpp"
+#include "util/version.hpp"
+
+namespace ttlpred {
+namespace {
+
+std::string now_utc_iso() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::vector<std::size_t> iota_rows(std::size_t begin, std::size_t end) {
+  std::vector<std::size_t> r(end - begin);
+  std::iota(r.begin(), r.end(), begin);
+  return r;
+}
+
+// The history a service would hold at the end of the training period: every training
+// job's outcome, observed in the order the jobs finished.
+HistoryState history_after(const JobTable& jobs, std::size_t rows, const HistoryConfig& cfg) {
+  const auto submit = jobs.num(Field::SubmitTime), wait = jobs.num(Field::WaitTime), wall = jobs.num(Field::WallTime);
+  auto finish = [&](std::size_t i) { return submit[i] + (std::isnan(wait[i]) ? 0.0 : wait[i]) + wall[i]; };
+  std::vector<std::size_t> order = iota_rows(0, rows);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return finish(a) < finish(b); });
+  HistoryState state(cfg);
+  JobRecord r;
+  for (std::size_t i : order) {
+    jobs.record(i, r);
+    state.observe(r);
+  }
+  return state;
+}
+
+std::vector<float> column_as_float(std::span<const double> col, std::size_t begin, std::size_t end) {
+  std::vector<float> out(end - begin);
+  for (std::size_t i = begin; i < end; ++i) out[i - begin] = static_cast<float>(col[i]);
+  return out;
+}
+
+}  // namespace
+
+std::string auto_group_column(const FeatureEncoder& encoder) {
+  for (Field f : {Field::JobType, Field::Queue, Field::Partition})
+    for (const auto& c : encoder.category_columns())
+      if (c.field == f) return std::string(info(f).name);
+  return "";
+}
+
+ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, const ProgressFn& progress,
+                    FitReport* report) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const JobTable& jobs = split.jobs;
+  if (!(options.calibration_fraction > 0 && options.calibration_fraction < 0.5))
+    throw Error("calibration fraction must be in (0, 0.5)");
+  const std::size_t n_train = split.train_rows;
+  const auto n_calib = static_cast<std::size_t>(std::ceil(options.calibration_fraction * static_cast<double>(n_train)));
+  const std::size_t n_fit = n_train - n_calib;
+  if (n_fit < 50 || n_calib < 20)
+    throw Error("too few training jobs (" + std::to_string(n_train) + "): need at least 70 after filtering");
+
+  // History over every eligible job is leak-free by construction: a row sees only jobs that
+  // had finished by its submit time.
+  const HistoryConfig hcfg = HistoryConfig::for_table(jobs);
+  const HistoryMatrix history = compute_history(jobs, hcfg);
+
+  const auto fit_rows = iota_rows(0, n_fit);
+  const FeatureEncoder encoder = FeatureEncoder::fit(jobs, fit_rows, &history, &hcfg, options.encoder);
+  const EncodedBatch x = encoder.encode_batch(jobs, fit_rows, &history);
+  const auto wall = column_as_float(jobs.num(Field::WallTime), 0, n_fit);
+  const auto cap = column_as_float(jobs.num(Field::RequestedTtl), 0, n_fit);
+
+  TrainResult trained = options.ensemble > 1 ? train_ensemble(x, wall, options.train, options.ensemble, progress, cap)
+                                             : train_mlp(x, wall, options.train, progress, cap);
+
+  ModelFile m;
+  m.mlp = trained.model;
+  m.target = trained.target;
+  m.encoder = encoder.to_bytes();
+  m.history = history_after(jobs, n_train, hcfg).to_bytes();
+
+  // Safe-TTL calibration on the held-out tail, through the same engine path eval uses.
+  const std::string group_column = options.group_column == "auto" ? auto_group_column(encoder) : options.group_column;
+  const auto calib_rows = iota_rows(n_fit, n_train);
+  std::vector<std::uint32_t> groups;
+  const Predictor uncalibrated(m, PredictorOptions{});
+  const auto preds = uncalibrated.predict_rows(jobs, calib_rows, history, &groups, group_column);
+  const auto calib_wall = column_as_float(jobs.num(Field::WallTime), n_fit, n_train);
+  const auto calib_req = column_as_float(jobs.num(Field::RequestedTtl), n_fit, n_train);
+  std::vector<float> cw, cp, all_pred;
+  std::vector<std::uint32_t> cg;
+  for (std::size_t i = 0; i < calib_rows.size(); ++i) {
+    all_pred.push_back(static_cast<float>(preds[i].expected_wall_s));
+    // Jobs that outran their own request were killed by it whatever the TTL; the kill rate
+    // does not count them, so neither does the calibration.
+    if (calib_req[i] > 0 && calib_wall[i] > calib_req[i]) continue;
+    cw.push_back(calib_wall[i]);
+    cp.push_back(static_cast<float>(preds[i].expected_wall_s));
+    if (!group_column.empty()) cg.push_back(groups[i]);
+  }
+  m.safe_ttl = calibrate_safe_ttl(cw, cp, cg, options.safe_ttl, group_column);
+
+  const double calib_rmse = rmse_hours(calib_wall, all_pred);
+  nlohmann::json metrics = {{"validation_rmse_hours", trained.best_val_rmse_hours},
+                            {"best_epoch", trained.best_epoch},
+                            {"fit_rows", n_fit},
+                            {"calibration_rows", n_calib},
+                            {"calibration_rmse_hours", calib_rmse},
+                            {"ensemble", options.ensemble},
+                            {"safe_ttl_group_column", group_column}};
+  m.meta.data_hash = table_digest(jobs, n_train);
+  m.meta.created_utc = now_utc_iso();
+  m.meta.metrics_json = metrics.dump();
+  m.meta.config_json = train_config_json(options.train);
+  m.meta.ttlpred_version = kVersion;
+
+  if (report) {
+    report->train = std::move(trained);
+    report->fit_rows = n_fit;
+    report->calibration_rows = n_calib;
+    report->calibration_rmse_hours = calib_rmse;
+    report->group_column = group_column;
+    report->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  return m;
+}
+
+}  // namespace ttlpred

@@ -1,0 +1,44 @@
+#pragma once
+// From a chronologically split trace to a complete model file: history features, the
+// feature encoder, the network, the target transform and the safe-TTL calibration.
+//
+// The training rows are cut once more, in time order: the first (1 - calibration_fraction)
+// train the network (whose trainer keeps its own chronological tail for early stopping);
+// the last calibration_fraction are never trained on and calibrate the safe TTL, as split
+// conformal prediction requires.
+#include <cstdint>
+#include <string>
+
+#include "features/encoder.hpp"
+#include "model/model_file.hpp"
+#include "model/safe_ttl.hpp"
+#include "pipeline/split.hpp"
+#include "train/train_config.hpp"
+
+namespace ttlpred {
+
+struct FitOptions {
+  TrainConfig train;
+  std::uint32_t ensemble = 1;          // > 1: average of that many seeds, merged into one MLP
+  EncoderOptions encoder;
+  double calibration_fraction = 0.1;   // of the training rows, held out for the safe TTL
+  std::string group_column = "auto";   // safe-TTL groups: "auto", "" (none) or a field name
+  SafeTtlOptions safe_ttl;
+};
+
+struct FitReport {
+  TrainResult train;
+  std::size_t fit_rows = 0, calibration_rows = 0;
+  double calibration_rmse_hours = 0;
+  std::string group_column;
+  double seconds = 0;
+};
+
+// The safe-TTL group column "auto" picks: job_type, else queue, else partition, among the
+// categorical columns the encoder encodes; "" when none.
+std::string auto_group_column(const FeatureEncoder& encoder);
+
+ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, const ProgressFn& progress,
+                    FitReport* report = nullptr);
+
+}  // namespace ttlpred

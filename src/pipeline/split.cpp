@@ -1,0 +1,47 @@
+#include "pipeline/split.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "util/binary_io.hpp"
+#include "util/error.hpp"
+
+namespace ttlpred {
+
+ChronologicalSplit chronological_split(const JobTable& trace, double fraction) {
+  if (!(fraction > 0 && fraction <= 1)) throw Error("--split must be in (0, 1], got " + std::to_string(fraction));
+  ChronologicalSplit s;
+  const auto wall = trace.num(Field::WallTime);
+  const auto req = trace.num(Field::RequestedTtl);
+  const auto submit = trace.num(Field::SubmitTime);
+  const bool has_requests = trace.has_values(Field::RequestedTtl);
+  std::vector<std::size_t> keep;
+  keep.reserve(trace.rows());
+  for (std::size_t i : trace.submit_order()) {
+    if (!(wall[i] > 0) || std::isnan(submit[i])) {
+      ++s.dropped_no_runtime;
+      continue;
+    }
+    if (has_requests && !(req[i] > 0)) {
+      ++s.dropped_no_request;
+      continue;
+    }
+    keep.push_back(i);
+  }
+  if (keep.empty()) throw Error("no job has a run time > 0 and a submit time: nothing to train or score");
+  s.jobs = trace.select(keep);
+  s.train_rows = static_cast<std::size_t>(std::floor(fraction * static_cast<double>(keep.size())));
+  return s;
+}
+
+std::string table_digest(const JobTable& t, std::size_t rows) {
+  BinaryWriter w;
+  for (Field f : {Field::SubmitTime, Field::WallTime, Field::RequestedTtl})
+    for (std::size_t i = 0; i < rows; ++i) w.put<double>(t.num(f)[i]);
+  const auto& b = w.bytes();
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%08x-%zu", crc32_of(b.data(), b.size()), rows);
+  return hex;
+}
+
+}  // namespace ttlpred
