@@ -2,16 +2,12 @@
 // stores them in a copy of the model file, which the `int8-static` variants then use.
 #include <cstdio>
 #include <memory>
-#include <numeric>
 #include <string>
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
-#include "features/history.hpp"
 #include "model/model_file.hpp"
-#include "quant/calibration.hpp"
-#include "quant/calibration_io.hpp"
-#include "util/error.hpp"
+#include "pipeline/quantize_model.hpp"
 
 namespace ttlpred::cli {
 namespace {
@@ -24,23 +20,12 @@ struct QuantizeOptions {
 
 void run_quantize(const QuantizeOptions& o) {
   ModelFile model = load_model_file(o.model);
-  const Predictor predictor(model, PredictorOptions{}, o.model);
-  const JobTable table = load_trace(o.calib, true);
-  if (table.rows() == 0) throw Error(o.calib + ": no rows to calibrate on");
-  HistoryState state = predictor.initial_history();
-  const HistoryMatrix history = compute_history(table, state);
-  // Evenly strided rows cover the whole period of the calibration file.
-  const std::size_t n = std::min(o.max_rows, table.rows());
-  std::vector<std::size_t> rows(n);
-  for (std::size_t i = 0; i < n; ++i) rows[i] = i * table.rows() / n;
-  const EncodedBatch batch = predictor.encoder().encode_batch(table, rows, &history);
   quant::CalibrationOptions co;
   co.method = quant::calib_method_from_name(o.method);
   co.percentile = o.percentile;
-  const quant::CalibrationTable ranges = quant::calibrate(model.mlp, batch, co);
-  model.int8_calibration = quant::calibration_bytes(ranges);
+  const auto ranges = add_int8_calibration(model, load_trace(o.calib, true), co, o.max_rows);
   save_model_file(o.out, model);
-  std::printf("calibrated %zu layers on %zu rows of %s (%s); wrote %s\n", ranges.layer_inputs.size(), n,
+  std::printf("calibrated %zu layers on up to %zu rows of %s (%s); wrote %s\n", ranges.layer_inputs.size(), o.max_rows,
               o.calib.c_str(), o.method.c_str(), o.out.c_str());
 }
 

@@ -12,6 +12,7 @@ void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
+void add_pipeline_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 
 }  // namespace ttlpred::cli

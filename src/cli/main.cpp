@@ -10,6 +10,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"ttlpred: run-time prediction and safe TTLs for grid jobs"};
   app.require_subcommand(1);
+  ttlpred::cli::add_pipeline_command(app);
   ttlpred::cli::add_generate_command(app);
   ttlpred::cli::add_inspect_command(app);
   ttlpred::cli::add_train_command(app);

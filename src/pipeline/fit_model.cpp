@@ -117,6 +117,22 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
     if (!group_column.empty()) cg.push_back(groups[i]);
   }
   m.safe_ttl = calibrate_safe_ttl(cw, cp, cg, options.safe_ttl, group_column);
+  if (options.safe_ttl.request_aware) {
+    // Every calibration row with a request, outrunners included: they are part of the kill
+    // rate's denominator (model/request_aware_ttl.hpp).
+    std::vector<float> rw, rp, rr;
+    for (std::size_t i = 0; i < calib_rows.size(); ++i)
+      if (calib_req[i] > 0) {
+        rw.push_back(calib_wall[i]);
+        rp.push_back(all_pred[i]);
+        rr.push_back(calib_req[i]);
+      }
+    if (!rw.empty()) {
+      RequestAwareOptions ro = options.safe_ttl.request;
+      ro.floor_s = options.safe_ttl.floor_s;
+      m.safe_ttl.request = calibrate_request_aware(rw, rp, rr, ro);
+    }
+  }
 
   const double calib_rmse = rmse_hours(calib_wall, all_pred);
   nlohmann::json metrics = {{"validation_rmse_hours", trained.best_val_rmse_hours},

@@ -1,0 +1,190 @@
+// `ttlpred pipeline`: the main job, on the embedded default data. Generates the synthetic
+// ALICE trace, reads it back, trains, quantizes, evaluates every engine variant on the
+// chronological split, measures the serving path (raw job record -> safe TTL) per variant,
+// and writes a report (report.md for people, report.json for scripts) into --out.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "cli/eval_report.hpp"
+#include "engine/latency.hpp"
+#include "features/history.hpp"
+#include "pipeline/evaluate.hpp"
+#include "pipeline/fit_model.hpp"
+#include "pipeline/quantize_model.hpp"
+#include "synth/generator.hpp"
+#include "train/progress.hpp"
+#include "util/error.hpp"
+#include "util/file_io.hpp"
+
+namespace ttlpred::cli {
+namespace {
+
+struct PipelineOptions {
+  std::string out = "out";
+  synth::GeneratorConfig data;
+  double split = 0.8, alpha = 0.01, bench_seconds = 0.2;
+  std::uint32_t epochs = 0;  // 0: the trainer's default
+  bool summary_only = false;
+};
+
+struct Clock {
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+};
+
+void step(int n, int total, const char* what) {
+  std::printf("\n[%d/%d] %s\n", n, total, what);
+  std::fflush(stdout);
+}
+
+struct VariantRow {
+  std::string name, isa;
+  Evaluation eval;
+  engine::LatencyStats one, batch256;
+};
+
+// The serving path of one variant: records from the table, history, encoding, plan, safe TTL.
+void measure_serving(const Predictor& p, const JobTable& jobs, const HistoryState& history, double seconds, VariantRow& row) {
+  constexpr std::size_t kPool = 4096, kBatch = 256;
+  std::vector<JobRecord> records(kPool);
+  for (std::size_t i = 0; i < kPool; ++i) jobs.record((i * 7919) % jobs.rows(), records[i]);
+  std::vector<Prediction> out(kBatch);
+  row.one = engine::measure(
+      [&](std::size_t i) { p.predict(std::span(&records[i % kPool], 1), history, out); }, seconds);
+  row.batch256 = engine::measure(
+      [&](std::size_t i) { p.predict(std::span(records).subspan((i * kBatch) % (kPool - kBatch), kBatch), history, out); },
+      seconds);
+}
+
+std::string markdown_report(const PipelineOptions& o, const std::string& trace, const std::string& summary,
+                            const FitReport& fit, const std::vector<VariantRow>& rows) {
+  std::string md = "# ttlpred pipeline report\n\nTrace: `" + trace + "` (synthetic ALICE, " + std::to_string(o.data.jobs) +
+                   " jobs, seed " + std::to_string(o.data.seed) + ")\n\n```\n" + summary + "```\n\n";
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "Training: %zu jobs (+%zu held out for the safe TTL), best epoch %u, validation RMSE %.3f h, %.0f s.\n\n",
+                fit.fit_rows, fit.calibration_rows, fit.train.best_epoch, fit.train.best_val_rmse_hours, fit.seconds);
+  md += buf;
+  if (!rows.empty()) {
+    const Evaluation& e = rows.front().eval;
+    std::snprintf(buf, sizeof buf,
+                  "Scored %zu later jobs (split %.2f). Static TTL RMSE %s h, oracle %s h. Safe TTL at alpha %.3g.\n\n",
+                  e.metrics.rows, o.split, hours_text(e.baseline_rmse_hours).c_str(),
+                  hours_text(e.oracle_rmse_hours).c_str(), o.alpha);
+    md += buf;
+  }
+  md += "| variant | isa | RMSE h | vs fp32 | kill rate | mean safe TTL h | mean requested TTL h | 1 job us (p50/p99) | 256 jobs us (p50) |\n";
+  md += "|---|---|---|---|---|---|---|---|---|\n";
+  const double base = rows.empty() ? 0 : rows.front().eval.metrics.rmse_hours;
+  for (const auto& r : rows) {
+    const Metrics& m = r.eval.metrics;
+    std::snprintf(buf, sizeof buf, "| %s | %s | %.3f | %+.2f%% | %.3f%% | %.3f | %.3f | %.2f / %.2f | %.1f |\n",
+                  r.name.c_str(), r.isa.c_str(), m.rmse_hours, 100 * (m.rmse_hours / base - 1), 100 * m.kill_rate,
+                  m.mean_safe_ttl_hours, m.mean_requested_ttl_hours, r.one.median_us, r.one.p99_us,
+                  r.batch256.median_us);
+    md += buf;
+  }
+  md += "\nLatency: one thread, the whole serving path (history lookup, feature encoding, network, safe TTL).\n";
+  return md;
+}
+
+void run_pipeline(const PipelineOptions& o) {
+  const Clock total;
+  std::filesystem::create_directories(o.out);
+  const int steps = o.summary_only ? 1 : 5;
+  const std::string trace = o.out + "/alice-default.csv.gz";
+
+  step(1, steps, "generate the default synthetic ALICE trace");
+  synth::TraceStats stats;
+  Clock c;
+  synth::generate_csv(o.data, trace, &stats);
+  const std::string summary = stats.format();
+  std::printf("wrote %s in %.1f s\n%s", trace.c_str(), c.seconds(), summary.c_str());
+  if (o.summary_only) return;
+
+  step(2, steps, "read it back and train (chronological split)");
+  c = Clock{};
+  const ChronologicalSplit split = chronological_split(load_trace(trace), o.split);
+  FitOptions fit_options;
+  if (o.epochs) fit_options.train.max_epochs = o.epochs;
+  FitReport fit;
+  ModelFile model = fit_model(split, fit_options, stderr_progress(), &fit);
+
+  step(3, steps, "quantize: int8 activation ranges from the training jobs");
+  std::vector<std::size_t> train_rows(split.train_rows);
+  for (std::size_t i = 0; i < train_rows.size(); ++i) train_rows[i] = i;
+  add_int8_calibration(model, split.jobs.select(train_rows), quant::CalibrationOptions{});
+  const std::string model_path = o.out + "/model.ttlp";
+  save_model_file(model_path, model);
+  std::printf("wrote %s (trained in %.0f s)\n", model_path.c_str(), c.seconds());
+
+  step(4, steps, "evaluate every engine variant on the later jobs, and time the serving path");
+  std::vector<VariantRow> rows;
+  for (engine::Variant v : engine::variants_from_list("all")) {
+    PredictorOptions po;
+    po.variant = v;
+    po.alpha = o.alpha;
+    const Predictor p(model, po, model_path);
+    VariantRow row;
+    row.name = std::string(engine::variant_name(v));
+    row.isa = std::string(engine::isa_name(p.plan().isa()));
+    row.eval = evaluate(p, split);
+    measure_serving(p, split.jobs, p.initial_history(), o.bench_seconds, row);
+    std::printf("  %-13s RMSE %.3f h  kill rate %.3f%%  safe TTL %.2f h  1 job %.2f us  256 jobs %.1f us\n",
+                row.name.c_str(), row.eval.metrics.rmse_hours, 100 * row.eval.metrics.kill_rate,
+                row.eval.metrics.mean_safe_ttl_hours, row.one.median_us, row.batch256.median_us);
+    std::fflush(stdout);
+    rows.push_back(std::move(row));
+  }
+
+  step(5, steps, "report");
+  std::printf("\nfp32-fused evaluation (by job type):\n");
+  print_evaluation(stdout, rows.at(1).eval);
+  const std::string md = markdown_report(o, trace, summary, fit, rows);
+  nlohmann::json j;
+  j["trace"] = trace;
+  j["model"] = model_path;
+  j["variants"] = nlohmann::json::array();
+  for (const auto& r : rows) {
+    nlohmann::json vj = evaluation_json(r.eval);
+    vj["variant"] = r.name;
+    vj["isa"] = r.isa;
+    vj["serve_one_median_us"] = r.one.median_us;
+    vj["serve_one_p99_us"] = r.one.p99_us;
+    vj["serve_256_median_us"] = r.batch256.median_us;
+    j["variants"].push_back(vj);
+  }
+  const std::string js = j.dump(2);
+  write_file_atomic(o.out + "/report.md", std::vector<std::uint8_t>(md.begin(), md.end()));
+  write_file_atomic(o.out + "/report.json", std::vector<std::uint8_t>(js.begin(), js.end()));
+  std::printf("\n%s\nwrote %s/report.md and %s/report.json; total %.0f s\n", md.c_str(), o.out.c_str(), o.out.c_str(),
+              total.seconds());
+}
+
+}  // namespace
+
+void add_pipeline_command(CLI::App& app) {
+  auto o = std::make_shared<PipelineOptions>();
+  auto* cmd = app.add_subcommand("pipeline",
+                                 "The main job on the embedded default data: generate -> train -> quantize -> evaluate "
+                                 "-> time -> report");
+  cmd->add_option("--out", o->out, "output folder")->capture_default_str();
+  cmd->add_option("--jobs", o->data.jobs, "jobs in the synthetic trace")->capture_default_str()->check(CLI::Range(1000, 100000000));
+  cmd->add_option("--seed", o->data.seed, "trace seed")->capture_default_str();
+  cmd->add_option("--split", o->split, "fraction trained on")->capture_default_str();
+  cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();
+  cmd->add_option("--epochs", o->epochs, "maximum training epochs (0 = the trainer's default)");
+  cmd->add_option("--bench-seconds", o->bench_seconds, "time per latency measurement")->capture_default_str();
+  cmd->add_flag("--summary-only", o->summary_only, "only generate the trace and print its summary");
+  cmd->callback([o] { run_pipeline(*o); });
+}
+
+}  // namespace ttlpred::cli

@@ -1,0 +1,67 @@
+#include "cli/eval_report.hpp"
+
+#include <cmath>
+
+namespace ttlpred::cli {
+namespace {
+
+nlohmann::json metrics_json(const Metrics& m) {
+  return {{"rows_scored", m.rows},
+          {"rmse_hours", number_or_null(m.rmse_hours)},
+          {"mae_hours", number_or_null(m.mae_hours)},
+          {"r2", number_or_null(m.r2)},
+          {"kill_rate", number_or_null(m.kill_rate)},
+          {"killed", m.killed},
+          {"mean_safe_ttl_hours", number_or_null(m.mean_safe_ttl_hours)},
+          {"mean_requested_ttl_hours", number_or_null(m.mean_requested_ttl_hours)}};
+}
+
+}  // namespace
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+std::string hours_text(double v) {
+  if (!std::isfinite(v)) return "-";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f", v);
+  return b;
+}
+
+nlohmann::json evaluation_json(const Evaluation& e) {
+  nlohmann::json j = metrics_json(e.metrics);
+  j["baseline_rmse_hours"] = number_or_null(e.baseline_rmse_hours);
+  j["oracle_rmse_hours"] = number_or_null(e.oracle_rmse_hours);
+  j["train_rows"] = e.train_rows;
+  j["group_column"] = e.group_column;
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& g : e.groups) {
+    nlohmann::json gj = metrics_json(g.metrics);
+    gj["name"] = g.name;
+    gj["baseline_rmse_hours"] = number_or_null(g.baseline_rmse_hours);
+    groups.push_back(gj);
+  }
+  j["groups"] = groups;
+  return j;
+}
+
+void print_evaluation(std::FILE* out, const Evaluation& e) {
+  const Metrics& m = e.metrics;
+  std::fprintf(out, "  trained on %zu jobs, scored %zu\n", e.train_rows, m.rows);
+  std::fprintf(out, "  RMSE %s h   MAE %s h   R2 %s\n", hours_text(m.rmse_hours).c_str(), hours_text(m.mae_hours).c_str(),
+               hours_text(m.r2).c_str());
+  std::fprintf(out, "  requested/static TTL as prediction: RMSE %s h;  oracle (noise-free expectation): %s h\n",
+               hours_text(e.baseline_rmse_hours).c_str(), hours_text(e.oracle_rmse_hours).c_str());
+  std::fprintf(out, "  safe TTL: kill rate %.3f%% (%zu jobs), mean safe TTL %s h vs mean requested TTL %s h\n",
+               100 * m.kill_rate, m.killed, hours_text(m.mean_safe_ttl_hours).c_str(),
+               hours_text(m.mean_requested_ttl_hours).c_str());
+  if (e.groups.empty()) return;
+  std::fprintf(out, "\n  %-16s %9s %10s %10s %8s %12s %12s\n", e.group_column.c_str(), "jobs", "RMSE h", "static h",
+               "kill %", "safe TTL h", "request h");
+  for (const auto& g : e.groups)
+    std::fprintf(out, "  %-16s %9zu %10s %10s %8.3f %12s %12s\n", g.name.substr(0, 16).c_str(), g.metrics.rows,
+                 hours_text(g.metrics.rmse_hours).c_str(), hours_text(g.baseline_rmse_hours).c_str(),
+                 100 * g.metrics.kill_rate, hours_text(g.metrics.mean_safe_ttl_hours).c_str(),
+                 hours_text(g.metrics.mean_requested_ttl_hours).c_str());
+}
+
+}  // namespace ttlpred::cli

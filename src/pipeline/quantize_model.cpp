@@ -1,0 +1,27 @@
+#include "pipeline/quantize_model.hpp"
+
+#include <algorithm>
+
+#include "features/history.hpp"
+#include "predict/predictor.hpp"
+#include "quant/calibration_io.hpp"
+#include "util/error.hpp"
+
+namespace ttlpred {
+
+quant::CalibrationTable add_int8_calibration(ModelFile& model, const JobTable& jobs,
+                                             const quant::CalibrationOptions& options, std::size_t max_rows) {
+  if (jobs.rows() == 0) throw Error("no rows to calibrate int8 ranges on");
+  const Predictor predictor(model, PredictorOptions{});
+  HistoryState state = predictor.initial_history();
+  const HistoryMatrix history = compute_history(jobs, state);
+  const std::size_t n = std::min(std::max<std::size_t>(max_rows, 1), jobs.rows());
+  std::vector<std::size_t> rows(n);
+  for (std::size_t i = 0; i < n; ++i) rows[i] = i * jobs.rows() / n;
+  const EncodedBatch batch = predictor.encoder().encode_batch(jobs, rows, &history);
+  quant::CalibrationTable ranges = quant::calibrate(model.mlp, batch, options);
+  model.int8_calibration = quant::calibration_bytes(ranges);
+  return ranges;
+}
+
+}  // namespace ttlpred
