@@ -21,25 +21,32 @@ JobTable load_trace(const std::string& path, bool quiet) {
   return t;
 }
 
-std::vector<std::uint32_t> parse_widths(const std::string& text, const char* option) {
-  std::vector<std::uint32_t> out;
+std::vector<std::size_t> parse_positive_list(const std::string& text, const char* option, std::size_t max) {
+  std::vector<std::size_t> out;
   std::size_t start = 0;
   while (start <= text.size()) {
     std::size_t comma = text.find(',', start);
     if (comma == std::string::npos) comma = text.size();
     const std::string item = text.substr(start, comma - start);
     std::size_t used = 0;
-    unsigned long v = 0;
+    unsigned long long v = 0;
     try {
-      v = std::stoul(item, &used);
+      v = std::stoull(item, &used);
     } catch (const std::exception&) {
       used = 0;
     }
-    if (item.empty() || used != item.size() || v == 0 || v > 65536)
-      throw Error(std::string(option) + ": '" + item + "' is not a width in 1..65536 (in '" + text + "')");
-    out.push_back(static_cast<std::uint32_t>(v));
+    if (item.empty() || used != item.size() || v == 0 || v > max)
+      throw Error(std::string(option) + ": '" + item + "' is not an integer in 1.." + std::to_string(max) + " (in '" +
+                  text + "')");
+    out.push_back(static_cast<std::size_t>(v));
     start = comma + 1;
   }
+  return out;
+}
+
+std::vector<std::uint32_t> parse_widths(const std::string& text, const char* option) {
+  std::vector<std::uint32_t> out;
+  for (std::size_t v : parse_positive_list(text, option, 65536)) out.push_back(static_cast<std::uint32_t>(v));
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "engine/latency.hpp"
 #include "engine/onednn_peer.hpp"
@@ -39,28 +40,6 @@ struct BenchOptions {
   bool no_peers = false;
   std::string clock = "wall";
 };
-
-std::vector<std::size_t> parse_list(const std::string& text, const char* option) {
-  std::vector<std::size_t> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    const std::string item = text.substr(start, comma - start);
-    std::size_t used = 0;
-    unsigned long long v = 0;
-    try {
-      v = std::stoull(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || v == 0 || v > (1u << 20))
-      throw Error(std::string(option) + ": '" + item + "' is not a positive integer (in '" + text + "')");
-    out.push_back(static_cast<std::size_t>(v));
-    start = comma + 1;
-  }
-  return out;
-}
 
 MlpModel random_model(const std::vector<std::size_t>& shape) {
   if (shape.size() < 2) throw Error("--shape needs at least inputs and outputs, e.g. 96,256,256,256,1");
@@ -124,11 +103,11 @@ void run_bench(const BenchOptions& o) {
   if (o.clock != "wall" && o.clock != "thread") throw Error("--clock must be wall or thread, not '" + o.clock + "'");
   const engine::BenchClock clock = o.clock == "wall" ? engine::BenchClock::Wall : engine::BenchClock::ThreadCpu;
   const std::vector<engine::Variant> variants = engine::variants_from_list(o.variants);
-  const std::vector<std::size_t> batches = parse_list(o.batches, "--batch");
+  const std::vector<std::size_t> batches = parse_positive_list(o.batches, "--batch", 1u << 20);
   // A model file's network (its calibration too, when it carries one), or a random one.
   ModelFile file;
   if (!o.model.empty()) file = load_model_file(o.model);
-  const MlpModel model = o.model.empty() ? random_model(parse_list(o.shape, "--shape")) : file.mlp;
+  const MlpModel model = o.model.empty() ? random_model(parse_positive_list(o.shape, "--shape", 1u << 20)) : file.mlp;
   const std::string shape_text = o.model.empty() ? o.shape : o.model;
   engine::CompileOptions copt;
   if (!o.isa.empty()) copt.isa = engine::isa_from_name(o.isa);
