@@ -28,13 +28,18 @@ void JobTable::reserve(std::size_t n) {
 }
 
 void JobTable::append(const JobRecord& r) {
-  for (const auto& fi : kFields) {
-    const auto k = index_of(fi.field);
-    if (fi.kind == FieldKind::Number) {
-      num_[k].push_back(r.num[k]);
-    } else {
-      codes_[k].push_back(r.cat[k].empty() ? kMissingCode : dicts_[k].intern(r.cat[k]));
+  for (std::size_t k : kNumberFieldIndices) num_[k].push_back(r.num[k]);
+  for (std::size_t k : kCategoryFieldIndices) {
+    const std::string_view v = r.cat[k];
+    std::uint32_t code = kMissingCode;
+    if (!v.empty()) {
+      // Consecutive jobs mostly share their user, production, site ...: compare with the
+      // previous row's value before hashing.
+      const std::uint32_t last = last_code_[k];
+      code = (last != kMissingCode && dicts_[k].value(last) == v) ? last : dicts_[k].intern(v);
+      last_code_[k] = code;
     }
+    codes_[k].push_back(code);
   }
   ++rows_;
 }

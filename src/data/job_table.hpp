@@ -16,6 +16,24 @@ namespace ttlpred {
 
 inline constexpr std::uint32_t kMissingCode = 0xFFFFFFFFu;
 
+namespace detail {
+template <FieldKind K>
+constexpr auto field_indices() {
+  constexpr std::size_t n = [] {
+    std::size_t c = 0;
+    for (const auto& f : kFields) c += f.kind == K;
+    return c;
+  }();
+  std::array<std::size_t, n> out{};
+  std::size_t j = 0;
+  for (const auto& f : kFields)
+    if (f.kind == K) out[j++] = index_of(f.field);
+  return out;
+}
+}  // namespace detail
+inline constexpr auto kNumberFieldIndices = detail::field_indices<FieldKind::Number>();
+inline constexpr auto kCategoryFieldIndices = detail::field_indices<FieldKind::Category>();
+
 struct StringHash {
   using is_transparent = void;
   std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
@@ -66,6 +84,13 @@ class JobTable {
   std::array<std::vector<double>, kNumFields> num_;  // empty for Category fields
   std::array<std::vector<std::uint32_t>, kNumFields> codes_;  // empty for Number fields
   std::array<Dictionary, kNumFields> dicts_;
+  std::array<std::uint32_t, kNumFields> last_code_ = make_missing_codes();  // append()'s one-entry cache
+
+  static constexpr std::array<std::uint32_t, kNumFields> make_missing_codes() {
+    std::array<std::uint32_t, kNumFields> a{};
+    a.fill(kMissingCode);
+    return a;
+  }
 };
 
 }  // namespace ttlpred
