@@ -43,7 +43,7 @@ TEST(BenchCli, BadOptionsAreUserErrors) {
   EXPECT_NE(out.find("unknown variant 'fp8'"), std::string::npos) << out;
   rc = test::run_cli("bench --batch 1,x --seconds 0.001", &out);
   EXPECT_EQ(rc, 1) << out;
-  EXPECT_NE(out.find("--batch: 'x' is not a positive integer"), std::string::npos) << out;
+  EXPECT_NE(out.find("--batch: 'x' is not an integer in 1.."), std::string::npos) << out;
   rc = test::run_cli("bench --model /nonexistent/some.model", &out);
   EXPECT_EQ(rc, 1) << out;
   EXPECT_NE(out.find("/nonexistent/some.model"), std::string::npos) << out;
