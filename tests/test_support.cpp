@@ -53,4 +53,6 @@ int run_cli(const std::string& args, std::string* output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+std::string cli_binary() { return TTLPRED_BINARY; }
+
 }  // namespace ttlpred::test

@@ -11,5 +11,7 @@ std::string shared_trace(const std::string& name);
 // Runs build/ttlpred with `args` (a shell-quoted string); returns the exit code and fills
 // `output` with stdout+stderr.
 int run_cli(const std::string& args, std::string* output);
+// Path of the built ttlpred program (for tests that start it as a long-running process).
+std::string cli_binary();
 
 }  // namespace ttlpred::test

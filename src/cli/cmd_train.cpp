@@ -61,6 +61,15 @@ void add_train_command(CLI::App& app) {
                   "tail of the training jobs held out to calibrate the safe TTL")->capture_default_str();
   cmd->add_option("--group-by", o->group_by, "safe-TTL calibration groups: auto, none, or a column name")
       ->capture_default_str();
+  cmd->add_option("--ttl-alpha-scale", o->fit.safe_ttl.request.alpha_scale,
+                  "request-aware safe TTL: calibrate for alpha x this many kills (drift margin)")->capture_default_str();
+  cmd->add_option("--ttl-min-saving", o->fit.safe_ttl.request.min_saving_per_kill,
+                  "request-aware safe TTL: mean requests of TTL a kill must free")->capture_default_str();
+  cmd->add_option("--ttl-max-exponent", o->fit.safe_ttl.request.max_exponent,
+                  "request-aware safe TTL: larger exponents on the road to the request are the request")
+      ->capture_default_str();
+  cmd->add_flag("!--no-request-aware-ttl", o->fit.safe_ttl.request_aware,
+                "safe TTL from the plain log-ratio margin even for jobs with a request");
   cmd->add_flag("--quiet", o->quiet, "no per-epoch progress");
   cmd->callback([o] { run_train(*o); });
 }

@@ -53,6 +53,12 @@ double SafeTtlCalibration::safe_ttl(double pred_s, std::uint32_t group, double a
   return base * std::exp(margin);
 }
 
+double SafeTtlCalibration::safe_ttl(double pred_s, std::uint32_t group, double alpha, double requested_s) const {
+  if (requested_s > 0 && !request.empty()) return request.safe_ttl(pred_s, requested_s, alpha);
+  const double t = safe_ttl(pred_s, group, alpha);
+  return requested_s > 0 ? std::min(t, requested_s) : t;
+}
+
 namespace {
 void write_quantiles(BinaryWriter& w, const ResidualQuantiles& q) {
   w.put<std::uint64_t>(q.n);
@@ -82,6 +88,9 @@ void SafeTtlCalibration::write(BinaryWriter& w) const {
     w.put<std::uint32_t>(group_ids[i]);
     write_quantiles(w, group_residuals[i]);
   }
+  // An optional tail: files written before it existed read as having none.
+  w.put<std::uint8_t>(request.empty() ? 0 : 1);
+  if (!request.empty()) request.write(w);
 }
 
 SafeTtlCalibration SafeTtlCalibration::read(BinaryReader& r) {
@@ -98,6 +107,11 @@ SafeTtlCalibration SafeTtlCalibration::read(BinaryReader& r) {
     if (!c.group_ids.empty() && id <= c.group_ids.back()) r.fail("safe-TTL group ids are not strictly increasing");
     c.group_ids.push_back(id);
     c.group_residuals.push_back(read_quantiles(r));
+  }
+  if (!r.at_end()) {
+    const auto has_request = r.get<std::uint8_t>();
+    if (has_request > 1) r.fail("safe-TTL request-aware flag is not 0 or 1");
+    if (has_request) c.request = RequestAwareCalibration::read(r);
   }
   return c;
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "model/request_aware_ttl.hpp"
 #include "util/binary_io.hpp"
 
 namespace ttlpred {
@@ -24,6 +25,9 @@ struct SafeTtlOptions {
   std::size_t max_stored_global = 16384;  // order statistics kept for the global residuals
   std::size_t max_stored_group = 4096;    // ... and per group
   double floor_s = 1.0;                   // run times and predictions are clamped to >= this
+  // Jobs with a requested TTL: the request-aware calibration (model/request_aware_ttl.hpp).
+  bool request_aware = true;
+  RequestAwareOptions request;
 };
 
 // Sorted residual order statistics of `n` residuals; values[j] is the residual of 0-based
@@ -45,6 +49,8 @@ struct SafeTtlCalibration {
   ResidualQuantiles global;
   std::vector<std::uint32_t> group_ids;        // sorted ascending
   std::vector<ResidualQuantiles> group_residuals;  // parallel to group_ids
+  // Used for jobs that have a request, when calibrated (empty: the log-ratio margin for all).
+  RequestAwareCalibration request;
 
   bool empty() const { return global.n == 0; }
   // The log-space margin for `group` (kNoGroup or an unknown/small group -> global).
@@ -52,6 +58,9 @@ struct SafeTtlCalibration {
   // pred_s * exp(margin), with pred_s clamped to floor_s. Throws Error for alpha outside (0, 1)
   // or an empty calibration.
   double safe_ttl(double pred_s, std::uint32_t group, double alpha) const;
+  // The same for a job whose requested TTL is `requested_s` (<= 0 or NaN: none), capped at
+  // the request: request-aware when calibrated so and the job has a request.
+  double safe_ttl(double pred_s, std::uint32_t group, double alpha, double requested_s) const;
 
   void write(BinaryWriter& w) const;
   static SafeTtlCalibration read(BinaryReader& r);

@@ -141,7 +141,8 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
                             {"calibration_rows", n_calib},
                             {"calibration_rmse_hours", calib_rmse},
                             {"ensemble", options.ensemble},
-                            {"safe_ttl_group_column", group_column}};
+                            {"safe_ttl_group_column", group_column},
+                            {"safe_ttl_request_aware", !m.safe_ttl.request.empty()}};
   m.meta.data_hash = table_digest(jobs, n_train);
   m.meta.created_utc = now_utc_iso();
   m.meta.metrics_json = metrics.dump();

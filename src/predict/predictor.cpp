@@ -47,7 +47,7 @@ Prediction Predictor::finish(float z, double requested_ttl_s, std::uint32_t grou
   p.expected_wall_s = cap_at_request(model_->target.decode_seconds(z), requested_ttl_s);
   p.safe_ttl_s = model_->safe_ttl.empty()
                      ? p.expected_wall_s
-                     : cap_at_request(model_->safe_ttl.safe_ttl(p.expected_wall_s, group, options_.alpha), requested_ttl_s);
+                     : model_->safe_ttl.safe_ttl(p.expected_wall_s, group, options_.alpha, requested_ttl_s);
   return p;
 }
 

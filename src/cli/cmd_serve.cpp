@@ -1,0 +1,123 @@
+// `ttlpred serve`: the prediction service for the job broker (docs/service.md).
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "engine/variant.hpp"
+#include "serve/http_server.hpp"
+#include "serve/service.hpp"
+#include "util/error.hpp"
+
+namespace ttlpred::cli {
+namespace {
+
+struct ServeOptions {
+  std::string model, listen = "127.0.0.1:8080", variant = "fp32-fused", journal, admin_token;
+  double alpha = 0.01;
+  std::size_t threads = 8, max_batch = 4096, max_body = 4u << 20;
+  std::uint64_t snapshot_every = 100000;
+  int read_timeout_s = 5, keep_alive_timeout_s = 5;
+};
+
+void split_listen(const std::string& listen, std::string& host, int& port) {
+  const auto colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0) throw Error("--listen must be HOST:PORT, got '" + listen + "'");
+  host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  const std::string p = listen.substr(colon + 1);
+  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos || std::stoi(p) > 65535)
+    throw Error("--listen: port must be 0..65535, got '" + p + "'");
+  port = std::stoi(p);
+}
+
+void run_serve(const ServeOptions& o) {
+  serve::ServiceOptions so;
+  so.model_path = o.model;
+  so.predictor.variant = engine::variant_from_name(o.variant);
+  so.predictor.alpha = o.alpha;
+  so.journal_dir = o.journal;
+  so.max_batch = o.max_batch;
+  so.snapshot_every = o.snapshot_every;
+  serve::HttpOptions ho;
+  split_listen(o.listen, ho.host, ho.port);
+  ho.threads = o.threads;
+  ho.max_body = o.max_body;
+  ho.read_timeout_s = o.read_timeout_s;
+  ho.keep_alive_timeout_s = o.keep_alive_timeout_s;
+  ho.admin_token = o.admin_token;
+
+  // Signals go to one watcher thread (sigwait), never to a server thread in the middle of a
+  // request: block them before any thread starts, so every thread inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGHUP, SIGINT, SIGTERM, SIGUSR1}) sigaddset(&signals, s);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  serve::Service service(so);
+  serve::HttpServer server(service, ho);
+  const int port = server.bind();
+  std::fprintf(stderr, "ttlpred serve: model %s (version %s), %llu outcomes replayed\n", o.model.c_str(),
+               service.model_version().c_str(), static_cast<unsigned long long>(service.replayed_outcomes()));
+  // Scripts and tests read the port from this line (it matters with --listen HOST:0).
+  std::printf("listening on http://%s:%d\n", ho.host.c_str(), port);
+  std::fflush(stdout);
+
+  std::thread watcher([&] {
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&signals, &sig) != 0) continue;
+      if (sig == SIGHUP) {
+        const std::string why = service.reload_from(o.model);
+        if (why.empty()) {
+          std::fprintf(stderr, "ttlpred serve: SIGHUP: reloaded %s (version %s)\n", o.model.c_str(),
+                       service.model_version().c_str());
+        } else {
+          std::fprintf(stderr, "ttlpred serve: SIGHUP: reload refused, still serving %s: %s\n",
+                       service.model_version().c_str(), why.c_str());
+        }
+        continue;
+      }
+      service.set_ready(false);
+      server.stop();
+      return;  // SIGINT/SIGTERM: shut down; SIGUSR1: the server stopped on its own
+    }
+  });
+  server.run();
+  kill(getpid(), SIGUSR1);  // wakes the watcher if the server ended without a signal
+  watcher.join();
+  std::fprintf(stderr, "ttlpred serve: stopped\n");
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto o = std::make_shared<ServeOptions>();
+  auto* cmd = app.add_subcommand("serve", "Serve predictions to the job broker over HTTP/JSON (docs/service.md)");
+  cmd->add_option("--model", o->model, "model file")->required();
+  cmd->add_option("--listen", o->listen, "HOST:PORT (port 0: any free port, printed at start)")->capture_default_str();
+  cmd->add_option("--variant", o->variant, "inference variant (fp32, fp32-fused, fp16, bf16, int8-dynamic, ...)")
+      ->capture_default_str();
+  cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL, in (0, 1)")->capture_default_str();
+  cmd->add_option("--journal", o->journal,
+                  "folder for the outcome journal and history snapshots (without it outcomes are not durable)");
+  cmd->add_option("--threads", o->threads, "worker threads = connections served at once")->capture_default_str();
+  cmd->add_option("--max-batch", o->max_batch, "most jobs in one request")->capture_default_str();
+  cmd->add_option("--max-body", o->max_body, "largest request body, bytes")->capture_default_str();
+  cmd->add_option("--snapshot-every", o->snapshot_every, "outcomes between history snapshots (0: never)")
+      ->capture_default_str();
+  cmd->add_option("--read-timeout", o->read_timeout_s, "seconds a client may stay silent mid-request")
+      ->capture_default_str();
+  cmd->add_option("--keep-alive-timeout", o->keep_alive_timeout_s, "seconds an idle connection is kept")
+      ->capture_default_str();
+  cmd->add_option("--admin-token", o->admin_token,
+                  "token for /admin/reload ('Authorization: Bearer T'); required when not on loopback");
+  cmd->callback([o] { run_serve(*o); });
+}
+
+}  // namespace ttlpred::cli

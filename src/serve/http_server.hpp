@@ -1,0 +1,48 @@
+#pragma once
+// HTTP/1.1 front of the Service on cpp-httplib: routes, limits, timeouts, admin token, and
+// timing of every request into the metrics. One worker thread serves one keep-alive
+// connection at a time, so `threads` is also the number of connections served at once;
+// further connections wait in the accept queue.
+#include <memory>
+#include <string>
+
+#include "serve/service.hpp"
+
+namespace ttlpred::serve {
+
+struct HttpOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;                    // 0: any free port (see HttpServer::port())
+  std::size_t threads = 8;
+  std::size_t max_body = 4u << 20;    // bytes; larger bodies get 413
+  int read_timeout_s = 5;             // a client that sends nothing for this long is dropped
+  int write_timeout_s = 5;
+  int keep_alive_timeout_s = 5;       // idle keep-alive connections are closed after this
+  std::size_t keep_alive_max = 1000000;  // requests per connection
+  std::string admin_token;            // required for /admin/* when set, and always off loopback
+};
+
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool is_loopback(const std::string& host);
+
+class HttpServer {
+ public:
+  HttpServer(Service& service, HttpOptions options);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds the listening socket; returns the port. Throws Error when it cannot.
+  int bind();
+  // Serves until stop() (from any thread or a signal-watching thread).
+  void run();
+  void stop();
+  int port() const { return port_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+}  // namespace ttlpred::serve

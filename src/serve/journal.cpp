@@ -1,0 +1,159 @@
+#include "serve/journal.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "util/error.hpp"
+
+namespace ttlpred::serve {
+namespace fs = std::filesystem;
+namespace {
+
+std::string sys_error(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// Generation number of "prefix<g>suffix", or nullopt for any other name.
+std::optional<std::uint64_t> generation_of(const std::string& name, std::string_view prefix, std::string_view suffix) {
+  if (name.size() <= prefix.size() + suffix.size() || !name.starts_with(prefix) || !name.ends_with(suffix)) return {};
+  const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) return {};
+  return std::stoull(digits);
+}
+
+void fsync_dir(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) throw Error(sys_error("cannot open journal folder " + dir));
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) throw Error(sys_error("cannot sync journal folder " + dir));
+}
+
+}  // namespace
+
+OutcomeJournal::OutcomeJournal(std::string dir) : dir_(std::move(dir)) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) throw Error("cannot create journal folder " + dir_ + ": " + ec.message());
+  std::uint64_t max_journal = 0;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    const std::string name = entry.path().filename().string();
+    if (auto g = generation_of(name, "snapshot-", ".hist")) snapshot_gen_ = std::max(snapshot_gen_, *g);
+    if (auto g = generation_of(name, "journal-", ".jsonl")) max_journal = std::max(max_journal, *g);
+  }
+  gen_ = std::max({max_journal, snapshot_gen_, std::uint64_t{1}});
+  open_current();
+}
+
+OutcomeJournal::~OutcomeJournal() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string OutcomeJournal::journal_path(std::uint64_t gen) const {
+  return (fs::path(dir_) / ("journal-" + std::to_string(gen) + ".jsonl")).string();
+}
+std::string OutcomeJournal::snapshot_file(std::uint64_t gen) const {
+  return (fs::path(dir_) / ("snapshot-" + std::to_string(gen) + ".hist")).string();
+}
+
+std::optional<std::string> OutcomeJournal::snapshot_path() const {
+  if (snapshot_gen_ == 0) return std::nullopt;
+  return snapshot_file(snapshot_gen_);
+}
+
+void OutcomeJournal::open_current() {
+  const std::string path = journal_path(gen_);
+  const bool existed = fs::exists(path);
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw Error(sys_error("cannot open journal " + path));
+  // A crash in the middle of a write leaves a last line without its newline: cut it off,
+  // or the next append would glue onto it.
+  struct stat st{};
+  if (::fstat(fd_, &st) != 0) throw Error(sys_error("cannot stat journal " + path));
+  if (st.st_size > 0) {
+    std::ifstream in(path, std::ios::binary);
+    std::vector<char> bytes(static_cast<std::size_t>(st.st_size));
+    in.read(bytes.data(), st.st_size);
+    std::size_t keep = bytes.size();
+    while (keep > 0 && bytes[keep - 1] != '\n') --keep;
+    if (keep != bytes.size()) {
+      if (::ftruncate(fd_, static_cast<off_t>(keep)) != 0 || ::fdatasync(fd_) != 0)
+        throw Error(sys_error("cannot trim torn journal tail of " + path));
+    }
+  }
+  if (!existed) fsync_dir(dir_);
+}
+
+std::uint64_t OutcomeJournal::replay(
+    const std::function<void(std::string_view, const std::string&, std::size_t)>& line) {
+  std::uint64_t n = 0;
+  for (std::uint64_t g = std::max<std::uint64_t>(snapshot_gen_, 1); g <= gen_; ++g) {
+    const std::string path = journal_path(g);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) continue;
+    std::string text;
+    std::size_t number = 0;
+    while (std::getline(in, text)) {
+      ++number;
+      if (text.empty()) continue;
+      line(text, path, number);
+      ++n;
+    }
+  }
+  since_snapshot_ = n;
+  return n;
+}
+
+void OutcomeJournal::append(std::string_view lines, std::uint64_t count) {
+  if (fd_ < 0) open_current();  // a snapshot failed to open the next journal: try again
+  const off_t start = ::lseek(fd_, 0, SEEK_END);
+  std::size_t done = 0;
+  while (done < lines.size()) {
+    const ssize_t w = ::write(fd_, lines.data() + done, lines.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      const std::string msg = sys_error("cannot append to journal " + journal_path(gen_));
+      if (start >= 0 && ::ftruncate(fd_, start) != 0) {}  // best effort: the error below is what matters
+      throw Error(msg);
+    }
+    done += static_cast<std::size_t>(w);
+  }
+  if (::fdatasync(fd_) != 0) {
+    const std::string msg = sys_error("cannot flush journal " + journal_path(gen_));
+    if (start >= 0 && ::ftruncate(fd_, start) != 0) {}
+    throw Error(msg);
+  }
+  since_snapshot_ += count;
+}
+
+void OutcomeJournal::snapshot(const std::function<void(const std::string&)>& save) {
+  const std::uint64_t next = gen_ + 1;
+  save(snapshot_file(next));  // covers every journal up to gen_; if it throws, nothing changed
+  // From here on the snapshot exists, and a restart replays only journals from `next` on:
+  // appends must go there even if a step below fails (append() reopens when needed).
+  ::close(fd_);
+  fd_ = -1;
+  gen_ = next;
+  snapshot_gen_ = next;
+  since_snapshot_ = 0;
+  fsync_dir(dir_);
+  open_current();
+  remove_older_than(next);
+}
+
+void OutcomeJournal::remove_older_than(std::uint64_t gen) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    auto g = generation_of(name, "snapshot-", ".hist");
+    if (!g) g = generation_of(name, "journal-", ".jsonl");
+    if (g && *g < gen) fs::remove(entry.path(), ec);
+  }
+}
+
+}  // namespace ttlpred::serve

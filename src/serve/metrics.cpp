@@ -1,0 +1,112 @@
+#include "serve/metrics.hpp"
+
+#include <cmath>
+
+#include "serve/job_json.hpp"
+
+namespace ttlpred::serve {
+
+const char* endpoint_name(Endpoint e) {
+  switch (e) {
+    case Endpoint::Predict: return "predict";
+    case Endpoint::Match: return "match";
+    case Endpoint::Outcomes: return "outcomes";
+    case Endpoint::Healthz: return "healthz";
+    case Endpoint::Readyz: return "readyz";
+    case Endpoint::Metrics: return "metrics";
+    case Endpoint::Reload: return "reload";
+    case Endpoint::Other: return "other";
+  }
+  return "other";
+}
+
+void Metrics::record(Endpoint e, double seconds, bool error) {
+  PerEndpoint& p = per_[static_cast<std::size_t>(e)];
+  p.count.fetch_add(1, std::memory_order_relaxed);
+  if (error) p.errors.fetch_add(1, std::memory_order_relaxed);
+  p.sum_ns.fetch_add(static_cast<std::uint64_t>(std::max(0.0, seconds) * 1e9), std::memory_order_relaxed);
+  std::size_t b = 0;
+  while (b < kLatencyBuckets.size() && seconds > kLatencyBuckets[b]) ++b;
+  p.buckets[b].fetch_add(1, std::memory_order_relaxed);
+}
+
+namespace {
+void line(std::string& out, const char* name, const std::string& labels, double v) {
+  out += name;
+  if (!labels.empty()) {
+    out += '{';
+    out += labels;
+    out += '}';
+  }
+  out += ' ';
+  append_number(out, v);
+  out += '\n';
+}
+std::string escape_label(const std::string& s) {
+  std::string r;
+  for (char c : s) {
+    if (c == '\\' || c == '"') r += '\\';
+    if (c == '\n') {
+      r += "\\n";
+      continue;
+    }
+    r += c;
+  }
+  return r;
+}
+}  // namespace
+
+std::string Metrics::render(const Gauges& g) const {
+  std::string out;
+  out.reserve(8192);
+  out += "# HELP ttlpred_requests_total HTTP requests by endpoint.\n# TYPE ttlpred_requests_total counter\n";
+  for (std::size_t e = 0; e < kNumEndpoints; ++e)
+    line(out, "ttlpred_requests_total", std::string("endpoint=\"") + endpoint_name(Endpoint(e)) + '"',
+         static_cast<double>(per_[e].count.load()));
+  out += "# HELP ttlpred_request_errors_total Requests answered with a 4xx or 5xx, by endpoint.\n"
+         "# TYPE ttlpred_request_errors_total counter\n";
+  for (std::size_t e = 0; e < kNumEndpoints; ++e)
+    line(out, "ttlpred_request_errors_total", std::string("endpoint=\"") + endpoint_name(Endpoint(e)) + '"',
+         static_cast<double>(per_[e].errors.load()));
+  out += "# HELP ttlpred_request_duration_seconds Time spent handling a request (parse to reply), by endpoint.\n"
+         "# TYPE ttlpred_request_duration_seconds histogram\n";
+  for (std::size_t e = 0; e < kNumEndpoints; ++e) {
+    const std::string ep = std::string("endpoint=\"") + endpoint_name(Endpoint(e)) + '"';
+    std::uint64_t cumulative = 0;
+    for (std::size_t b = 0; b <= kLatencyBuckets.size(); ++b) {
+      cumulative += per_[e].buckets[b].load();
+      std::string le = ep + ",le=\"";
+      if (b < kLatencyBuckets.size()) {
+        append_number(le, kLatencyBuckets[b]);
+      } else {
+        le += "+Inf";
+      }
+      le += '"';
+      line(out, "ttlpred_request_duration_seconds_bucket", le, static_cast<double>(cumulative));
+    }
+    line(out, "ttlpred_request_duration_seconds_sum", ep, static_cast<double>(per_[e].sum_ns.load()) * 1e-9);
+    line(out, "ttlpred_request_duration_seconds_count", ep, static_cast<double>(cumulative));
+  }
+  out += "# HELP ttlpred_predictions_total Jobs predicted (a batch counts each job).\n"
+         "# TYPE ttlpred_predictions_total counter\n";
+  line(out, "ttlpred_predictions_total", "", static_cast<double>(predictions_.load()));
+  out += "# HELP ttlpred_outcomes_total Finished jobs journaled and added to the history.\n"
+         "# TYPE ttlpred_outcomes_total counter\n";
+  line(out, "ttlpred_outcomes_total", "", static_cast<double>(outcomes_.load()));
+  out += "# HELP ttlpred_model_reloads_total Model reloads by result.\n# TYPE ttlpred_model_reloads_total counter\n";
+  line(out, "ttlpred_model_reloads_total", "result=\"ok\"", static_cast<double>(reloads_ok_.load()));
+  line(out, "ttlpred_model_reloads_total", "result=\"refused\"", static_cast<double>(reloads_failed_.load()));
+  out += "# HELP ttlpred_model_info The model being served (value 1).\n# TYPE ttlpred_model_info gauge\n";
+  line(out, "ttlpred_model_info", "version=\"" + escape_label(g.model_version) + '"', 1);
+  out += "# HELP ttlpred_history_observed_jobs Finished jobs in the history state.\n"
+         "# TYPE ttlpred_history_observed_jobs gauge\n";
+  line(out, "ttlpred_history_observed_jobs", "", static_cast<double>(g.history_observed));
+  out += "# HELP ttlpred_history_keys Distinct history keys tracked.\n# TYPE ttlpred_history_keys gauge\n";
+  line(out, "ttlpred_history_keys", "", static_cast<double>(g.history_keys));
+  out += "# HELP ttlpred_journal_outcomes_since_snapshot Outcomes a restart would replay.\n"
+         "# TYPE ttlpred_journal_outcomes_since_snapshot gauge\n";
+  line(out, "ttlpred_journal_outcomes_since_snapshot", "", static_cast<double>(g.journal_since_snapshot));
+  return out;
+}
+
+}  // namespace ttlpred::serve

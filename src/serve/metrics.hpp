@@ -1,0 +1,49 @@
+#pragma once
+// Service metrics in the Prometheus text format: lock-free counters and fixed-bucket latency
+// histograms per endpoint, so that recording a request costs a few atomic adds.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace ttlpred::serve {
+
+enum class Endpoint : std::uint8_t { Predict = 0, Match, Outcomes, Healthz, Readyz, Metrics, Reload, Other };
+inline constexpr std::size_t kNumEndpoints = 8;
+const char* endpoint_name(Endpoint e);
+
+// Upper bounds of the latency buckets, seconds (+Inf is implicit).
+inline constexpr std::array<double, 14> kLatencyBuckets = {5e-6,  1e-5,  2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4,
+                                                           1e-3,  2.5e-3, 5e-3, 1e-2, 5e-2, 0.25,  1.0};
+
+class Metrics {
+ public:
+  void record(Endpoint e, double seconds, bool error);
+  void add_predictions(std::uint64_t n) { predictions_.fetch_add(n, std::memory_order_relaxed); }
+  void add_outcomes(std::uint64_t n) { outcomes_.fetch_add(n, std::memory_order_relaxed); }
+  void add_reload(bool ok) { (ok ? reloads_ok_ : reloads_failed_).fetch_add(1, std::memory_order_relaxed); }
+
+  std::uint64_t requests(Endpoint e) const { return per_[static_cast<std::size_t>(e)].count.load(); }
+  std::uint64_t errors(Endpoint e) const { return per_[static_cast<std::size_t>(e)].errors.load(); }
+  std::uint64_t predictions() const { return predictions_.load(); }
+
+  // Service-level gauges are passed in by the caller, which knows them.
+  struct Gauges {
+    std::string model_version;
+    std::uint64_t history_observed = 0;
+    std::uint64_t history_keys = 0;
+    std::uint64_t journal_since_snapshot = 0;
+  };
+  std::string render(const Gauges& g) const;
+
+ private:
+  struct PerEndpoint {
+    std::atomic<std::uint64_t> count{0}, errors{0};
+    std::atomic<std::uint64_t> sum_ns{0};
+    std::array<std::atomic<std::uint64_t>, kLatencyBuckets.size() + 1> buckets{};  // non-cumulative
+  };
+  std::array<PerEndpoint, kNumEndpoints> per_;
+  std::atomic<std::uint64_t> predictions_{0}, outcomes_{0}, reloads_ok_{0}, reloads_failed_{0};
+};
+
+}  // namespace ttlpred::serve

@@ -1,0 +1,394 @@
+#include "serve/service.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "serve/job_json.hpp"
+#include "util/file_io.hpp"
+
+namespace ttlpred::serve {
+namespace {
+
+using nlohmann::json;
+
+std::string fnv1a_hex(const std::vector<std::uint8_t>& bytes) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (std::uint8_t b : bytes) {
+    h ^= b;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+Reply error_reply(int status, std::string_view message, std::string_view field = {}, long index = -1) {
+  return {status, error_body(message, field, index)};
+}
+
+json parse_body(std::string_view body) {
+  try {
+    return json::parse(body);
+  } catch (const json::exception& e) {  // parse errors, and numbers out of double's range
+    throw RequestError(400, std::string("malformed JSON: ") + e.what());
+  }
+}
+
+// Buffers reused by each server thread, so that a warm request does not allocate for them.
+struct Scratch {
+  std::vector<JobRecord> records;
+  std::vector<Prediction> predictions;
+  std::vector<std::size_t> order;
+};
+Scratch& scratch(std::size_t n) {
+  thread_local Scratch s;
+  if (s.records.size() < n) s.records.resize(n);
+  if (s.predictions.size() < n) s.predictions.resize(n);
+  return s;
+}
+
+void append_prediction(std::string& out, const Prediction& p) {
+  out += "{\"expected_wall_s\":";
+  append_number(out, p.expected_wall_s);
+  out += ",\"safe_ttl_s\":";
+  append_number(out, p.safe_ttl_s);
+  out += '}';
+}
+
+void append_json_string(std::string& out, const std::string& s) {
+  out += json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+template <class F>
+Reply guarded(F&& f) {
+  try {
+    return f();
+  } catch (const RequestError& e) {
+    return error_reply(e.status(), e.what(), e.field(), e.index());
+  } catch (const Error& e) {
+    return error_reply(500, e.what());
+  } catch (const std::exception& e) {
+    return error_reply(500, std::string("internal error: ") + e.what());
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const LoadedModel> load_model(const std::string& path, const PredictorOptions& options) {
+  const std::vector<std::uint8_t> bytes = read_file_bytes(path);
+  auto m = std::make_shared<LoadedModel>(
+      LoadedModel{Predictor(parse_model_file(bytes, path), options, path), fnv1a_hex(bytes), path});
+  // Warm up this thread's buffers and the plan once, so a broken plan fails here, not on
+  // the first request.
+  JobRecord probe;
+  Prediction out;
+  const HistoryState empty = m->predictor.initial_history();
+  m->predictor.predict(std::span<const JobRecord>(&probe, 1), empty, std::span<Prediction>(&out, 1));
+  return m;
+}
+
+Service::Service(ServiceOptions options) : options_(std::move(options)) {
+  if (options_.max_batch == 0) throw Error("--max-batch must be at least 1");
+  auto model = load_model(options_.model_path, options_.predictor);
+  const HistoryConfig& cfg = model->predictor.encoder().history_config();
+  if (!options_.journal_dir.empty()) {
+    journal_ = std::make_unique<OutcomeJournal>(options_.journal_dir);
+    if (auto snap = journal_->snapshot_path()) {
+      history_.emplace(HistoryState::load(*snap));
+      if (!(history_->config() == cfg))
+        throw Error(*snap + ": the history snapshot's configuration differs from the model's; use a fresh --journal folder");
+    }
+  }
+  if (!history_) history_.emplace(model->predictor.initial_history());
+  if (journal_) {
+    JobRecord r;
+    replayed_ = journal_->replay([&](std::string_view text, const std::string& file, std::size_t line) {
+      try {
+        const json j = parse_body(text);
+        job_from_json(j, JobUse::Outcome, -1, r);
+        history_->observe(r);
+      } catch (const RequestError& e) {
+        throw InputError(file, line, e.what());
+      }
+    });
+  }
+  model_.store(std::move(model));
+  ready_.store(true);
+}
+
+std::uint64_t Service::history_observed() const {
+  std::shared_lock lock(history_mutex_);
+  return history_->observed();
+}
+
+Reply Service::predict(std::string_view body) {
+  return guarded([&]() -> Reply {
+    const json j = parse_body(body);
+    const bool single = j.is_object();
+    if (!single && !j.is_array()) throw RequestError(400, "the body must be a job object or an array of jobs");
+    const std::size_t n = single ? 1 : j.size();
+    if (n > options_.max_batch)
+      throw RequestError(413, "batch of " + std::to_string(n) + " jobs exceeds the limit of " +
+                                  std::to_string(options_.max_batch) + " (--max-batch)");
+    Scratch& s = scratch(n);
+    for (std::size_t i = 0; i < n; ++i)
+      job_from_json(single ? j : j[i], JobUse::Predict, single ? -1 : static_cast<long>(i), s.records[i]);
+    const auto model = model_.load();
+    {
+      std::shared_lock lock(history_mutex_);
+      model->predictor.predict(std::span<const JobRecord>(s.records.data(), n), *history_,
+                               std::span<Prediction>(s.predictions.data(), n));
+    }
+    metrics_.add_predictions(n);
+    std::string out;
+    out.reserve(64 + n * 64);
+    if (single) {
+      append_prediction(out, s.predictions[0]);
+      out.pop_back();
+      out += ",\"model_version\":\"";
+      out += model->version;
+      out += "\"}";
+    } else {
+      out += "{\"model_version\":\"";
+      out += model->version;
+      out += "\",\"predictions\":[";
+      for (std::size_t i = 0; i < n; ++i) {
+        if (i) out += ',';
+        append_prediction(out, s.predictions[i]);
+      }
+      out += "]}";
+    }
+    return {200, std::move(out)};
+  });
+}
+
+Reply Service::match(std::string_view body) {
+  return guarded([&]() -> Reply {
+    const json j = parse_body(body);
+    if (!j.is_object()) throw RequestError(400, "the body must be an object {\"slot\": {...}, \"jobs\": [...]}");
+    for (const auto& [key, value] : j.items())
+      if (key != "slot" && key != "jobs" && key != "order" && key != "limit")
+        throw RequestError(400, "unknown field '" + key + "' (expected slot, jobs, order, limit)", key);
+    const auto slot_it = j.find("slot");
+    if (slot_it == j.end()) throw RequestError(400, "missing field 'slot'", "slot");
+    JobRecord slot;
+    try {
+      job_from_json(*slot_it, JobUse::Slot, -1, slot);
+    } catch (const RequestError& e) {
+      throw RequestError(400, std::string("slot: ") + e.what(), e.field().empty() ? "slot" : "slot." + e.field());
+    }
+    if (!slot.known(Field::SlotTimeLeft))
+      throw RequestError(400, "missing field 'slot_time_left_s' in the slot", "slot.slot_time_left_s");
+    const auto jobs_it = j.find("jobs");
+    if (jobs_it == j.end() || !jobs_it->is_array()) throw RequestError(400, "'jobs' must be an array of jobs", "jobs");
+    const std::size_t n = jobs_it->size();
+    if (n > options_.max_batch)
+      throw RequestError(413, "batch of " + std::to_string(n) + " jobs exceeds the limit of " +
+                                  std::to_string(options_.max_batch) + " (--max-batch)");
+    std::string order = "input";
+    if (const auto it = j.find("order"); it != j.end()) {
+      if (!it->is_string()) throw RequestError(400, "field 'order' must be a string", "order");
+      order = it->get<std::string>();
+      if (order != "input" && order != "price" && order != "age")
+        throw RequestError(400, "field 'order' must be \"input\", \"price\" or \"age\"", "order");
+    }
+    std::size_t limit = n;
+    if (const auto it = j.find("limit"); it != j.end()) {
+      if (!it->is_number_unsigned()) throw RequestError(400, "field 'limit' must be an integer >= 0", "limit");
+      limit = std::min<std::size_t>(limit, it->get<std::size_t>());
+    }
+
+    Scratch& s = scratch(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      JobRecord& r = s.records[i];
+      job_from_json((*jobs_it)[i], JobUse::Candidate, static_cast<long>(i), r);
+      // The slot's host fields are what the job would run on: predict with them.
+      for (const FieldInfo& f : kFields) {
+        if (f.phase != Phase::Match || !slot.known(f.field)) continue;
+        if (f.kind == FieldKind::Category) {
+          r.text(f.field) = slot.text(f.field);
+        } else {
+          r[f.field] = slot[f.field];
+        }
+      }
+    }
+    const auto model = model_.load();
+    {
+      std::shared_lock lock(history_mutex_);
+      model->predictor.predict(std::span<const JobRecord>(s.records.data(), n), *history_,
+                               std::span<Prediction>(s.predictions.data(), n));
+    }
+    metrics_.add_predictions(n);
+
+    s.order.resize(n);
+    std::iota(s.order.begin(), s.order.end(), std::size_t{0});
+    auto num_or = [&](std::size_t i, Field f, double fallback) {
+      return s.records[i].known(f) ? s.records[i][f] : fallback;
+    };
+    if (order == "price")  // highest price first; unknown price last
+      std::stable_sort(s.order.begin(), s.order.end(), [&](std::size_t a, std::size_t b) {
+        return num_or(a, Field::Price, -1) > num_or(b, Field::Price, -1);
+      });
+    if (order == "age")  // oldest submission first; unknown submit time last
+      std::stable_sort(s.order.begin(), s.order.end(), [&](std::size_t a, std::size_t b) {
+        return num_or(a, Field::SubmitTime, 1e300) < num_or(b, Field::SubmitTime, 1e300);
+      });
+
+    const double time_left = slot[Field::SlotTimeLeft];
+    const double cores = slot.known(Field::SlotCores) ? slot[Field::SlotCores] : 1e300;
+    std::string out;
+    out.reserve(96 + n * 96);
+    out += "{\"model_version\":\"";
+    out += model->version;
+    out += "\",\"matches\":[";
+    std::size_t matched = 0;
+    for (std::size_t k = 0; k < n && matched < limit; ++k) {
+      const std::size_t i = s.order[k];
+      const Prediction& p = s.predictions[i];
+      const double need_cores = num_or(i, Field::CpuCores, 1);
+      if (!(p.safe_ttl_s <= time_left) || need_cores > cores) continue;
+      if (matched++) out += ',';
+      out += "{\"index\":";
+      out += std::to_string(i);
+      if (s.records[i].known(Field::JobId)) {
+        out += ",\"job_id\":";
+        append_number(out, s.records[i][Field::JobId]);
+      }
+      out += ',';
+      std::string pred;
+      append_prediction(pred, p);
+      out.append(pred, 1);  // without its opening brace: the fields join this object
+    }
+    out += "],\"considered\":";
+    out += std::to_string(n);
+    out += '}';
+    return {200, std::move(out)};
+  });
+}
+
+Reply Service::outcomes(std::string_view body) {
+  return guarded([&]() -> Reply {
+    const json j = parse_body(body);
+    const bool single = j.is_object();
+    if (!single && !j.is_array()) throw RequestError(400, "the body must be an outcome object or an array of them");
+    const std::size_t n = single ? 1 : j.size();
+    if (n > options_.max_batch)
+      throw RequestError(413, "batch of " + std::to_string(n) + " outcomes exceeds the limit of " +
+                                  std::to_string(options_.max_batch) + " (--max-batch)");
+    // Validate the whole batch first: it is applied all or nothing.
+    std::vector<JobRecord> records(n);
+    std::string lines;
+    for (std::size_t i = 0; i < n; ++i) {
+      const json& o = single ? j : j[i];
+      job_from_json(o, JobUse::Outcome, single ? -1 : static_cast<long>(i), records[i]);
+      lines += o.dump(-1, ' ', false, json::error_handler_t::replace);
+      lines += '\n';
+    }
+    std::uint64_t observed = 0;
+    bool durable = false;
+    {
+      // The journal lock orders appends and applies alike, so a replay rebuilds exactly this
+      // state; the history lock is only taken to apply, so predictions never wait for a disk
+      // flush.
+      std::lock_guard order(outcomes_mutex_);
+      if (journal_) {
+        journal_->append(lines, n);  // on disk before anything is acknowledged or applied
+        durable = true;
+      }
+      {
+        std::unique_lock lock(history_mutex_);
+        for (const JobRecord& r : records) history_->observe(r);
+        observed = history_->observed();
+      }
+      if (journal_ && options_.snapshot_every > 0 && journal_->since_snapshot() >= options_.snapshot_every) {
+        std::shared_lock lock(history_mutex_);  // predictions go on while the snapshot is written
+        try {
+          journal_->snapshot([&](const std::string& path) { history_->save(path); });
+        } catch (const std::exception& e) {
+          // The outcomes are journaled and applied: acknowledge them. The journal keeps
+          // growing until a snapshot succeeds.
+          std::fprintf(stderr, "ttlpred serve: history snapshot failed (will retry): %s\n", e.what());
+        }
+      }
+    }
+    metrics_.add_outcomes(n);
+    std::string out = "{\"accepted\":" + std::to_string(n) + ",\"history_observed\":" + std::to_string(observed) +
+                      ",\"durable\":" + (durable ? "true" : "false") + "}";
+    return {200, std::move(out)};
+  });
+}
+
+void Service::snapshot_now() {
+  std::lock_guard order(outcomes_mutex_);
+  std::shared_lock lock(history_mutex_);
+  if (journal_) journal_->snapshot([&](const std::string& path) { history_->save(path); });
+}
+
+Reply Service::healthz() const { return {200, "{\"status\":\"ok\"}"}; }
+
+Reply Service::readyz() const {
+  if (!ready_.load()) return {503, "{\"ready\":false}"};
+  return {200, "{\"ready\":true,\"model_version\":\"" + model_version() + "\"}"};
+}
+
+Reply Service::metrics_text() const {
+  Metrics::Gauges g;
+  g.model_version = model_version();
+  {
+    std::shared_lock lock(history_mutex_);
+    g.history_observed = history_->observed();
+    g.history_keys = history_->keys_tracked();
+  }
+  {
+    std::lock_guard order(outcomes_mutex_);
+    g.journal_since_snapshot = journal_ ? journal_->since_snapshot() : 0;
+  }
+  return {200, metrics_.render(g), "text/plain; version=0.0.4"};
+}
+
+std::string Service::reload_from(const std::string& path) {
+  std::lock_guard guard(reload_mutex_);
+  try {
+    auto fresh = load_model(path, options_.predictor);
+    {
+      std::shared_lock lock(history_mutex_);
+      if (!(fresh->predictor.encoder().history_config() == history_->config()))
+        throw Error(path + ": its history features differ from the running state's; restart with a fresh --journal");
+    }
+    model_.store(std::move(fresh));
+    metrics_.add_reload(true);
+    return {};
+  } catch (const std::exception& e) {
+    metrics_.add_reload(false);
+    return e.what();
+  }
+}
+
+Reply Service::reload(std::string_view body) {
+  return guarded([&]() -> Reply {
+    std::string path = options_.model_path;
+    if (body.find_first_not_of(" \t\r\n") != std::string_view::npos) {
+      const json j = parse_body(body);
+      if (!j.is_object()) throw RequestError(400, "the body must be empty or {\"path\": \"...\"}");
+      for (const auto& [key, value] : j.items()) {
+        if (key != "path") throw RequestError(400, "unknown field '" + key + "' (expected path)", key);
+        if (!value.is_string()) throw RequestError(400, "field 'path' must be a string", "path");
+        path = value.get<std::string>();
+      }
+    }
+    const std::string why = reload_from(path);
+    if (!why.empty())
+      return {422, "{\"reloaded\":false,\"error\":" + json(why).dump(-1, ' ', false, json::error_handler_t::replace) +
+                       ",\"model_version\":\"" + model_version() + "\"}"};
+    std::string out = "{\"reloaded\":true,\"model_version\":\"" + model_version() + "\",\"path\":";
+    append_json_string(out, path);
+    out += '}';
+    return {200, std::move(out)};
+  });
+}
+
+}  // namespace ttlpred::serve
