@@ -90,8 +90,7 @@ void apply_activation(float* y, std::size_t rows, std::size_t cols, std::size_t 
   for (std::size_t m = 0; m < rows; ++m)
     for (std::size_t n = 0; n < cols; ++n) {
       float& v = y[m * stride + n];
-      if (act == Activation::Relu) v = v > 0.0f ? v : 0.0f;
-      else if (act == Activation::LeakyRelu) v = v > 0.0f ? v : v * kLeakyReluSlope;
+      v = activate(v, act);
     }
 }
 

@@ -12,15 +12,6 @@ namespace ttlpred::engine {
 
 namespace {
 
-double activate(double v, Activation act) {
-  switch (act) {
-    case Activation::None: return v;
-    case Activation::Relu: return v > 0 ? v : 0;
-    case Activation::LeakyRelu: return v > 0 ? v : v * static_cast<double>(kLeakyReluSlope);
-  }
-  return v;
-}
-
 std::string at_layer(std::size_t i) { return "model: layers[" + std::to_string(i) + "]"; }
 
 }  // namespace

@@ -13,6 +13,18 @@ namespace ttlpred {
 enum class Activation : std::uint8_t { None = 0, Relu = 1, LeakyRelu = 2 };
 inline constexpr float kLeakyReluSlope = 0.01f;
 
+// The activation of one value, in any precision: the definition every scalar path (the
+// FP64 reference, the scalar kernels, calibration, the CUDA host check) shares.
+template <class T>
+constexpr T activate(T v, Activation act) {
+  switch (act) {
+    case Activation::Relu: return v > T(0) ? v : T(0);
+    case Activation::LeakyRelu: return v > T(0) ? v : v * static_cast<T>(kLeakyReluSlope);
+    case Activation::None: break;
+  }
+  return v;
+}
+
 struct Embedding {
   std::uint32_t cardinality = 0;  // rows, OOV bucket (index 0) included
   std::uint32_t dim = 0;

@@ -23,15 +23,6 @@ struct Observer {
   }
 };
 
-float activate(float v, Activation act) {
-  switch (act) {
-    case Activation::None: return v;
-    case Activation::Relu: return v > 0.0f ? v : 0.0f;
-    case Activation::LeakyRelu: return std::max(v, v * kLeakyReluSlope);
-  }
-  return v;
-}
-
 ActivationRange percentile_range(std::vector<float> s, double pct) {
   if (s.empty()) return {};
   auto at = [&](double p) {

@@ -25,15 +25,6 @@ bool all_finite(const std::vector<float>& v) {
   return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
 }
 
-double activate(double x, Activation act) {
-  switch (act) {
-    case Activation::Relu: return x > 0.0 ? x : 0.0;
-    case Activation::LeakyRelu: return x > 0.0 ? x : x * static_cast<double>(kLeakyReluSlope);
-    case Activation::None: break;
-  }
-  return x;
-}
-
 }  // namespace
 
 void validate_model(const MlpModel& model) {

@@ -11,15 +11,6 @@ namespace ttlpred::engine::detail {
 
 namespace {
 
-float activate(float v, Activation act) {
-  switch (act) {
-    case Activation::None: return v;
-    case Activation::Relu: return v > 0.0f ? v : 0.0f;
-    case Activation::LeakyRelu: return std::max(v, v * kLeakyReluSlope);
-  }
-  return v;
-}
-
 std::uint8_t quantize_one(float v, float inv_scale, float zp, float qmax) {
   const float q = std::nearbyint(v * inv_scale) + zp;
   return static_cast<std::uint8_t>(std::clamp(q, 0.0f, qmax));
