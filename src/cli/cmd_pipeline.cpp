@@ -119,15 +119,15 @@ void run_pipeline(const PipelineOptions& o) {
   ModelFile model = fit_model(split, fit_options, stderr_progress(), &fit);
 
   step(3, steps, "quantize: int8 activation ranges from the training jobs");
-  std::vector<std::size_t> train_rows(split.train_rows);
-  for (std::size_t i = 0; i < train_rows.size(); ++i) train_rows[i] = i;
-  add_int8_calibration(model, split.jobs.select(train_rows), quant::CalibrationOptions{});
+  add_int8_calibration(model, split.jobs, quant::CalibrationOptions{}, 65536, split.train_rows);
   const std::string model_path = o.out + "/model.ttlp";
   save_model_file(model_path, model);
   std::printf("wrote %s (trained in %.0f s)\n", model_path.c_str(), c.seconds());
 
   step(4, steps, "evaluate every engine variant on the later jobs, and time the serving path");
   std::vector<VariantRow> rows;
+  const HistoryMatrix history =
+      compute_history(split.jobs, FeatureEncoder::from_bytes(model.encoder, model_path).history_config());
   for (engine::Variant v : engine::variants_from_list("all")) {
     PredictorOptions po;
     po.variant = v;
@@ -136,7 +136,7 @@ void run_pipeline(const PipelineOptions& o) {
     VariantRow row;
     row.name = std::string(engine::variant_name(v));
     row.isa = std::string(engine::isa_name(p.plan().isa()));
-    row.eval = evaluate(p, split);
+    row.eval = evaluate(p, split, &history);
     measure_serving(p, split.jobs, p.initial_history(), o.bench_seconds, row);
     std::printf("  %-13s RMSE %.3f h  kill rate %.3f%%  safe TTL %.2f h  1 job %.2f us  256 jobs %.1f us\n",
                 row.name.c_str(), row.eval.metrics.rmse_hours, 100 * row.eval.metrics.kill_rate,

@@ -4,7 +4,6 @@
 #include <limits>
 #include <numeric>
 
-#include "features/history.hpp"
 
 namespace ttlpred {
 namespace {
@@ -36,15 +35,19 @@ std::string breakdown_column(const JobTable& t) {
   return "";
 }
 
-Evaluation evaluate(const Predictor& predictor, const ChronologicalSplit& split) {
+Evaluation evaluate(const Predictor& predictor, const ChronologicalSplit& split, const HistoryMatrix* history) {
   const JobTable& jobs = split.jobs;
   const std::size_t begin = split.train_rows;
   Evaluation e;
   e.train_rows = begin;
-  const HistoryMatrix history = compute_history(jobs, predictor.encoder().history_config());
+  HistoryMatrix own;
+  if (!history) {
+    own = compute_history(jobs, predictor.encoder().history_config());
+    history = &own;
+  }
   std::vector<std::size_t> rows(jobs.rows() - begin);
   std::iota(rows.begin(), rows.end(), begin);
-  e.predictions = predictor.predict_rows(jobs, rows, history);
+  e.predictions = predictor.predict_rows(jobs, rows, *history);
 
   const auto wall = tail_as_float(jobs.num(Field::WallTime), begin);
   const auto requested = tail_as_float(jobs.num(Field::RequestedTtl), begin);

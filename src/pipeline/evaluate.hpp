@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "features/history.hpp"
 #include "pipeline/split.hpp"
 #include "predict/predictor.hpp"
 #include "train/metrics.hpp"
@@ -32,6 +33,8 @@ struct Evaluation {
 // values; "" when none.
 std::string breakdown_column(const JobTable& t);
 
-Evaluation evaluate(const Predictor& predictor, const ChronologicalSplit& split);
+// `history`: features of split.jobs under the predictor's history configuration, when the
+// caller already has them (scoring several variants of one model); computed here otherwise.
+Evaluation evaluate(const Predictor& predictor, const ChronologicalSplit& split, const HistoryMatrix* history = nullptr);
 
 }  // namespace ttlpred

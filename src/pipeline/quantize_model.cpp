@@ -10,14 +10,15 @@
 namespace ttlpred {
 
 quant::CalibrationTable add_int8_calibration(ModelFile& model, const JobTable& jobs,
-                                             const quant::CalibrationOptions& options, std::size_t max_rows) {
-  if (jobs.rows() == 0) throw Error("no rows to calibrate int8 ranges on");
+                                             const quant::CalibrationOptions& options, std::size_t max_rows,
+                                             std::size_t first_rows) {
+  const std::size_t pool = std::min(first_rows, jobs.rows());
+  if (pool == 0) throw Error("no rows to calibrate int8 ranges on");
   const Predictor predictor(model, PredictorOptions{});
-  HistoryState state = predictor.initial_history();
-  const HistoryMatrix history = compute_history(jobs, state);
-  const std::size_t n = std::min(std::max<std::size_t>(max_rows, 1), jobs.rows());
+  const HistoryMatrix history = compute_history(jobs, predictor.encoder().history_config());
+  const std::size_t n = std::min(std::max<std::size_t>(max_rows, 1), pool);
   std::vector<std::size_t> rows(n);
-  for (std::size_t i = 0; i < n; ++i) rows[i] = i * jobs.rows() / n;
+  for (std::size_t i = 0; i < n; ++i) rows[i] = i * pool / n;
   const EncodedBatch batch = predictor.encoder().encode_batch(jobs, rows, &history);
   quant::CalibrationTable ranges = quant::calibrate(model.mlp, batch, options);
   model.int8_calibration = quant::calibration_bytes(ranges);
