@@ -15,7 +15,8 @@ quant::CalibrationTable add_int8_calibration(ModelFile& model, const JobTable& j
   const std::size_t pool = std::min(first_rows, jobs.rows());
   if (pool == 0) throw Error("no rows to calibrate int8 ranges on");
   const Predictor predictor(model, PredictorOptions{});
-  const HistoryMatrix history = compute_history(jobs, predictor.encoder().history_config());
+  HistoryState state = predictor.initial_history();
+  const HistoryMatrix history = compute_history(jobs, state);
   const std::size_t n = std::min(std::max<std::size_t>(max_rows, 1), pool);
   std::vector<std::size_t> rows(n);
   for (std::size_t i = 0; i < n; ++i) rows[i] = i * pool / n;

@@ -10,10 +10,11 @@
 
 namespace ttlpred {
 
-// Encodes up to `max_rows` of the first `first_rows` rows of `jobs` (evenly strided), with
-// history features computed leak-free over `jobs` from an empty state (seeding it with the
-// model's end-of-training state would count the training jobs twice when they are the
-// calibration data), measures the ranges and stores them in `model`. Returns the ranges.
+// Encodes up to `max_rows` of the first `first_rows` rows of `jobs` (evenly strided) and
+// measures the ranges, storing them in `model`. History features start from the state the
+// model carries (the end of its training data) and follow the table: the ranges then cover
+// the larger history counts a serving model meets, which a cold start would clip (measured:
+// int8-static on the synthetic trace +0.2 % RMSE this way, +6.6 % from a cold history).
 quant::CalibrationTable add_int8_calibration(ModelFile& model, const JobTable& jobs,
                                              const quant::CalibrationOptions& options, std::size_t max_rows = 65536,
                                              std::size_t first_rows = SIZE_MAX);
