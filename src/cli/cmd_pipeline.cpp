@@ -1,7 +1,8 @@
 // `ttlpred pipeline`: the main job, on the embedded default data. Generates the synthetic
-// ALICE trace, reads it back, trains, quantizes, evaluates every engine variant on the
-// chronological split, measures the serving path (raw job record -> safe TTL) per variant,
-// and writes a report (report.md for people, report.json for scripts) into --out.
+// ALICE trace, reads it back, trains, quantizes, fine-tunes for compressed inference (int8
+// QAT, 2:4, both), evaluates every engine variant on the chronological split, measures the
+// serving path (raw job record -> safe TTL) per variant, and writes a report (report.md for
+// people, report.json for scripts) into --out.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -32,7 +33,8 @@ struct PipelineOptions {
   synth::GeneratorConfig data;
   double split = 0.8, alpha = 0.01, bench_seconds = 0.2;
   std::uint32_t epochs = 0;  // 0: the trainer's default
-  bool summary_only = false;
+  std::uint32_t finetune_epochs = 0;  // 0: set_finetune_defaults'
+  bool summary_only = false, finetune = true;
 };
 
 struct Clock {
@@ -47,6 +49,7 @@ void step(int n, int total, const char* what) {
 
 struct VariantRow {
   std::string name, isa;
+  std::string training = "fp32";  // how the model it runs was made: fp32 (+PTQ), QAT, 2:4
   Evaluation eval;
   engine::LatencyStats one, batch256;
 };
@@ -81,25 +84,28 @@ std::string markdown_report(const PipelineOptions& o, const std::string& trace, 
                   hours_text(e.oracle_rmse_hours).c_str(), o.alpha);
     md += buf;
   }
-  md += "| variant | isa | RMSE h | vs fp32 | kill rate | mean safe TTL h | mean requested TTL h | 1 job us (p50/p99) | 256 jobs us (p50) |\n";
-  md += "|---|---|---|---|---|---|---|---|---|\n";
+  md += "| variant | trained as | isa | RMSE h | vs fp32 | kill rate | mean safe TTL h | mean requested TTL h | 1 job us (p50/p99) | 256 jobs us (p50) |\n";
+  md += "|---|---|---|---|---|---|---|---|---|---|\n";
   const double base = rows.empty() ? 0 : rows.front().eval.metrics.rmse_hours;
   for (const auto& r : rows) {
     const Metrics& m = r.eval.metrics;
-    std::snprintf(buf, sizeof buf, "| %s | %s | %.3f | %+.2f%% | %.3f%% | %.3f | %.3f | %.2f / %.2f | %.1f |\n",
-                  r.name.c_str(), r.isa.c_str(), m.rmse_hours, 100 * (m.rmse_hours / base - 1), 100 * m.kill_rate,
+    std::snprintf(buf, sizeof buf, "| %s | %s | %s | %.3f | %+.2f%% | %.3f%% | %.3f | %.3f | %.2f / %.2f | %.1f |\n",
+                  r.name.c_str(), r.training.c_str(), r.isa.c_str(), m.rmse_hours, 100 * (m.rmse_hours / base - 1), 100 * m.kill_rate,
                   m.mean_safe_ttl_hours, m.mean_requested_ttl_hours, r.one.median_us, r.one.p99_us,
                   r.batch256.median_us);
     md += buf;
   }
-  md += "\nLatency: one thread, the whole serving path (history lookup, feature encoding, network, safe TTL).\n";
+  md += "\n\"trained as\": fp32 = the trained model, compiled as is (post-training quantization; the 2:4 rows "
+        "prune it by magnitude without retraining); int8 QAT, 2:4, int8 QAT + 2:4 = fine-tuned from it for that "
+        "variant (`ttlpred train --init MODEL --qat int8 --sparsity 2:4`).\n"
+        "Latency: one thread, the whole serving path (history lookup, feature encoding, network, safe TTL).\n";
   return md;
 }
 
 void run_pipeline(const PipelineOptions& o) {
   const Clock total;
   std::filesystem::create_directories(o.out);
-  const int steps = o.summary_only ? 1 : 5;
+  const int steps = o.summary_only ? 1 : 6;
   const std::string trace = o.out + "/alice-default.csv.gz";
 
   step(1, steps, "generate the default synthetic ALICE trace");
@@ -124,28 +130,68 @@ void run_pipeline(const PipelineOptions& o) {
   save_model_file(model_path, model);
   std::printf("wrote %s (trained in %.0f s)\n", model_path.c_str(), c.seconds());
 
-  step(4, steps, "evaluate every engine variant on the later jobs, and time the serving path");
+  // Every row of the report: a model and the variant it runs.
+  struct Entry {
+    const ModelFile* model;
+    std::string path, training;
+    engine::Variant variant;
+  };
+  std::vector<Entry> entries;
+  for (engine::Variant v : engine::variants_from_list("all")) entries.push_back({&model, model_path, "fp32", v});
+
+  step(4, steps, "fine-tune for compressed inference: int8 QAT, 2:4 sparsity, both");
+  std::vector<ModelFile> tuned;
+  tuned.reserve(3);
+  if (o.finetune) {
+    const struct {
+      bool qat, sparse;
+      const char *file, *shown;
+    } kinds[] = {{true, false, "/model-int8-qat.ttlp", "int8 QAT"},
+                 {false, true, "/model-2of4.ttlp", "2:4"},
+                 {true, true, "/model-int8-qat-2of4.ttlp", "int8 QAT + 2:4"}};
+    for (const auto& k : kinds) {
+      FitOptions ft;
+      set_finetune_defaults(ft.train);
+      if (o.finetune_epochs) ft.train.max_epochs = o.finetune_epochs;
+      ft.init = &model;
+      ft.compression.qat_int8 = k.qat;
+      ft.compression.sparse_2_4 = k.sparse;
+      std::printf("%s:\n", k.shown);
+      std::fflush(stdout);
+      c = Clock{};
+      tuned.push_back(fit_model(split, ft, stderr_progress(), nullptr));
+      const std::string path = o.out + k.file;
+      save_model_file(path, tuned.back());
+      std::printf("wrote %s (%.0f s)\n", path.c_str(), c.seconds());
+      entries.push_back({&tuned.back(), path, k.shown, compressed_variant(ft.compression)});
+    }
+  } else {
+    std::printf("skipped (--no-finetune)\n");
+  }
+
+  step(5, steps, "evaluate every engine variant on the later jobs, and time the serving path");
   std::vector<VariantRow> rows;
   const HistoryMatrix history =
       compute_history(split.jobs, FeatureEncoder::from_bytes(model.encoder, model_path).history_config());
-  for (engine::Variant v : engine::variants_from_list("all")) {
+  for (const Entry& en : entries) {
     PredictorOptions po;
-    po.variant = v;
+    po.variant = en.variant;
     po.alpha = o.alpha;
-    const Predictor p(model, po, model_path);
+    const Predictor p(*en.model, po, en.path);
     VariantRow row;
-    row.name = std::string(engine::variant_name(v));
+    row.name = std::string(engine::variant_name(en.variant));
+    row.training = en.training;
     row.isa = std::string(engine::isa_name(p.plan().isa()));
     row.eval = evaluate(p, split, &history);
     measure_serving(p, split.jobs, p.initial_history(), o.bench_seconds, row);
-    std::printf("  %-13s RMSE %.3f h  kill rate %.3f%%  safe TTL %.2f h  1 job %.2f us  256 jobs %.1f us\n",
-                row.name.c_str(), row.eval.metrics.rmse_hours, 100 * row.eval.metrics.kill_rate,
+    std::printf("  %-13s %-15s RMSE %.3f h  kill rate %.3f%%  safe TTL %.2f h  1 job %.2f us  256 jobs %.1f us\n",
+                row.name.c_str(), row.training.c_str(), row.eval.metrics.rmse_hours, 100 * row.eval.metrics.kill_rate,
                 row.eval.metrics.mean_safe_ttl_hours, row.one.median_us, row.batch256.median_us);
     std::fflush(stdout);
     rows.push_back(std::move(row));
   }
 
-  step(5, steps, "report");
+  step(6, steps, "report");
   std::printf("\nfp32-fused evaluation (by job type):\n");
   print_evaluation(stdout, rows.at(1).eval);
   const std::string md = markdown_report(o, trace, summary, fit, rows);
@@ -156,6 +202,7 @@ void run_pipeline(const PipelineOptions& o) {
   for (const auto& r : rows) {
     nlohmann::json vj = evaluation_json(r.eval);
     vj["variant"] = r.name;
+    vj["trained_as"] = r.training;
     vj["isa"] = r.isa;
     vj["serve_one_median_us"] = r.one.median_us;
     vj["serve_one_p99_us"] = r.one.p99_us;
@@ -183,6 +230,8 @@ void add_pipeline_command(CLI::App& app) {
   cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "maximum training epochs (0 = the trainer's default)");
   cmd->add_option("--bench-seconds", o->bench_seconds, "time per latency measurement")->capture_default_str();
+  cmd->add_option("--finetune-epochs", o->finetune_epochs, "maximum epochs of each compressed fine-tune (0 = default)");
+  cmd->add_flag("!--no-finetune", o->finetune, "skip the QAT and 2:4 fine-tunes");
   cmd->add_flag("--summary-only", o->summary_only, "only generate the trace and print its summary");
   cmd->callback([o] { run_pipeline(*o); });
 }

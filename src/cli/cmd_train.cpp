@@ -16,12 +16,40 @@ namespace {
 
 struct TrainOptions {
   std::string data, out, hidden = "256,256,256", target = "hours", group_by = "auto";
+  std::string init, qat = "none", sparsity = "none", sparsity_method = "fixed-mask";
   double split = 0.8;
   FitOptions fit;
   bool quiet = false;
 };
 
-void run_train(TrainOptions& o) {
+// Fine-tuning defaults (set_finetune_defaults) where the command line is silent.
+void apply_finetune_defaults(TrainOptions& o, const CLI::App& cmd) {
+  const TrainConfig given = o.fit.train;
+  TrainConfig& t = o.fit.train;
+  set_finetune_defaults(t);
+  if (cmd.count("--epochs")) t.max_epochs = given.max_epochs;
+  if (cmd.count("--patience")) t.patience = given.patience;
+  if (cmd.count("--lr")) t.learning_rate = given.learning_rate;
+  if (cmd.count("--dropout")) t.dropout = given.dropout;
+}
+
+void run_train(TrainOptions& o, const CLI::App& cmd) {
+  if (o.qat != "none" && o.qat != "int8") throw Error("--qat: expected int8 or none, got '" + o.qat + "'");
+  if (o.sparsity != "none" && o.sparsity != "2:4") throw Error("--sparsity: expected 2:4 or none, got '" + o.sparsity + "'");
+  CompressionConfig& comp = o.fit.compression;
+  comp.qat_int8 = o.qat == "int8";
+  comp.sparse_2_4 = o.sparsity == "2:4";
+  comp.sparsity_method = sparsity_method_from_name(o.sparsity_method);
+  ModelFile start;
+  if (!o.init.empty()) {
+    start = load_model_file(o.init);
+    o.fit.init = &start;
+    apply_finetune_defaults(o, cmd);
+    std::fprintf(stderr, "train: fine-tuning %s%s%s\n", o.init.c_str(), comp.any() ? " for " : "",
+                 compression_label(comp).c_str());
+  } else if (comp.any()) {
+    throw Error("--qat and --sparsity fine-tune a trained model: give it with --init MODEL");
+  }
   o.fit.train.hidden = parse_widths(o.hidden, "--hidden");
   o.fit.train.target = parse_target_kind(o.target);
   o.fit.group_column = o.group_by == "none" ? "" : o.group_by;
@@ -31,6 +59,9 @@ void run_train(TrainOptions& o) {
   FitReport report;
   const ModelFile model = fit_model(split, o.fit, o.quiet ? ProgressFn{} : stderr_progress(), &report);
   save_model_file(o.out, model);
+  if (o.fit.compression.any())
+    std::printf("compressed for the %s variant (%s)\n", std::string(engine::variant_name(compressed_variant(o.fit.compression))).c_str(),
+                compression_label(o.fit.compression).c_str());
   std::printf("trained on %zu jobs (+%zu held out for the safe TTL) in %.1f s: best epoch %u, validation RMSE %.3f h, "
               "calibration RMSE %.3f h, safe-TTL groups: %s\nwrote %s\n",
               report.fit_rows, report.calibration_rows, report.seconds, report.train.best_epoch,
@@ -70,8 +101,18 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("!--no-request-aware-ttl", o->fit.safe_ttl.request_aware,
                 "safe TTL from the plain log-ratio margin even for jobs with a request");
+  cmd->add_option("--init", o->init,
+                  "fine-tune this model file (its encoder and target kept) instead of training from scratch");
+  cmd->add_option("--qat", o->qat, "quantization-aware training: int8 (for the int8-static variant) or none")
+      ->capture_default_str();
+  cmd->add_option("--sparsity", o->sparsity, "sparsity-aware training: 2:4 (for the 2:4 variants) or none")
+      ->capture_default_str();
+  cmd->add_option("--sparsity-method", o->sparsity_method, "2:4 training: fixed-mask (prune, then fine-tune) or sr-ste")
+      ->capture_default_str();
+  cmd->add_option("--srste-decay", o->fit.compression.srste_decay, "SR-STE: decay on the pruned weights")
+      ->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "no per-epoch progress");
-  cmd->callback([o] { run_train(*o); });
+  cmd->callback([o, cmd] { run_train(*o, *cmd); });
 }
 
 }  // namespace ttlpred::cli

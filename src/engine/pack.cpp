@@ -4,7 +4,8 @@
 #include <cmath>
 
 #include "engine/half.hpp"
-#include "engine/sparse24.hpp"
+#include "quant/fake_quant.hpp"
+#include "quant/sparse24.hpp"
 
 namespace ttlpred::engine::detail {
 
@@ -12,17 +13,16 @@ namespace {
 
 std::uint32_t round_up(std::uint32_t v, std::uint32_t m) { return (v + m - 1) / m * m; }
 
-// Per-column symmetric int8 quantization of the whole view: q[o*in + k], scale per column.
+// Per-column symmetric int8 quantization of the whole view (quant/fake_quant.hpp):
+// q[o*in + k], scale per column.
 void quantize_weights(const WeightView& v, std::vector<std::int8_t>& q, std::vector<float>& scale) {
   q.assign(std::size_t{v.out} * v.in, 0);
   scale.assign(v.out, 1.0f);
   for (std::uint32_t o = 0; o < v.out; ++o) {
-    float amax = 0.0f;
-    for (std::uint32_t k = 0; k < v.in; ++k) amax = std::max(amax, std::fabs(v.at(o, k)));
-    const float s = amax > 0.0f ? amax / 127.0f : 1.0f;
+    const float* row = v.w + std::size_t{o} * v.ld;
+    const float s = quant::weight_scale(row, v.in);
     scale[o] = s;
-    for (std::uint32_t k = 0; k < v.in; ++k)
-      q[std::size_t{o} * v.in + k] = static_cast<std::int8_t>(std::clamp(std::nearbyint(v.at(o, k) / s), -127.0f, 127.0f));
+    for (std::uint32_t k = 0; k < v.in; ++k) q[std::size_t{o} * v.in + k] = quant::quantize_weight(row[k], s);
   }
 }
 
@@ -31,7 +31,7 @@ void kept_pair(const WeightView& v, std::uint32_t o, std::uint32_t g, int& a, in
   float w[4] = {};
   const std::uint32_t n = std::min<std::uint32_t>(4, v.in - std::min(v.in, 4 * g));
   for (std::uint32_t t = 0; t < n; ++t) w[t] = v.at(o, 4 * g + t);
-  top2_of_group(w, n, a, b);
+  quant::top2_of_group(w, n, a, b);
 }
 
 }  // namespace

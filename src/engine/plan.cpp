@@ -53,6 +53,7 @@ struct Plan::Impl {
   Isa isa = Isa::Scalar;
   const detail::KernelSet* kernels = nullptr;
   bool baseline = false, int8 = false, dynamic = false;
+  float static_qmax = 255.0f;  // int8-static: largest u8 activation code
   std::uint32_t dense_inputs = 0, outputs = 0;
   std::vector<std::uint32_t> cardinality;
   std::vector<LayerStore> layers;
@@ -155,7 +156,7 @@ void Plan::Impl::run_chunk(const float* dense, const std::uint32_t* cats, std::s
     xf_stride = stride;
   }
   if (int8 && !dynamic) {
-    const float qmax = k.act_qmax;
+    const float qmax = static_qmax;
     k.quantize_static(dense, rows, dense_inputs, dense_inputs, s.q[0], stride, first.packed.in_padded,
                       1.0f / first.in_scale, first.in_zp, qmax);
     xq = s.q[0];
@@ -199,7 +200,7 @@ void Plan::Impl::run_chunk(const float* dense, const std::uint32_t* cats, std::s
       c.out_u8 = true;
       c.out_inv_scale = 1.0f / next.in_scale;
       c.out_zp = next.in_zp;
-      c.out_qmax = k.act_qmax;
+      c.out_qmax = static_qmax;
       xq = y;
     } else {
       float* y = s.f[i % 2];
@@ -308,6 +309,10 @@ Plan compile(const MlpModel& input_model, Variant variant, const CompileOptions&
                   " layer ranges, the model has " + std::to_string(model.layers.size()) + " layers");
   }
 
+  if (needs_calib) {
+    const float table_qmax = options.calibration->act_qmax;
+    impl->static_qmax = table_qmax > 0.0f ? std::min(table_qmax, impl->kernels->act_qmax) : impl->kernels->act_qmax;
+  }
   const WeightFormat format = format_of(variant);
   std::size_t widest = model.first_layer_inputs();
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
@@ -317,7 +322,7 @@ Plan compile(const MlpModel& input_model, Variant variant, const CompileOptions&
     detail::WeightView view{l.weight.data(), l.in, l.out, in};
     LayerStore st = detail::pack_layer(view, l.bias.data(), l.act, format);
     if (needs_calib) {
-      const quant::QuantParams q = quant::quant_params(options.calibration->layer_inputs[i], impl->kernels->act_qmax);
+      const quant::QuantParams q = quant::quant_params(options.calibration->layer_inputs[i], impl->static_qmax);
       st.in_scale = q.scale;
       st.in_zp = q.zero_point;
       // acc * s_in * s_w + b with x = s_in * (q - zp): fold -zp * sum(w) into the bias.

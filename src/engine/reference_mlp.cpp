@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/sparse24.hpp"
+#include "quant/sparse24.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred::engine {
@@ -78,16 +78,14 @@ void reference_forward(const MlpModel& model, const float* dense, const std::uin
 
 MlpModel prune_2_4(const MlpModel& model) {
   MlpModel pruned = model;
+  std::vector<std::uint8_t> keep;
   for (DenseLayer& l : pruned.layers) {
+    keep.resize(l.in);
     for (std::uint32_t o = 0; o < l.out; ++o) {
       float* row = l.weight.data() + std::size_t{o} * l.in;
-      for (std::uint32_t g = 0; g < l.in; g += 4) {
-        const std::uint32_t n = std::min<std::uint32_t>(4, l.in - g);
-        int best = -1, second = -1;
-        top2_of_group(row + g, n, best, second);
-        for (std::uint32_t k = 0; k < n; ++k)
-          if (static_cast<int>(k) != best && static_cast<int>(k) != second) row[g + k] = 0.0f;
-      }
+      quant::mask_2_4(row, l.in, keep.data());
+      for (std::uint32_t k = 0; k < l.in; ++k)
+        if (!keep[k]) row[k] = 0.0f;
     }
   }
   return pruned;

@@ -10,6 +10,7 @@
 
 #include "features/history.hpp"
 #include "predict/predictor.hpp"
+#include "quant/calibration_io.hpp"
 #include "train/ensemble.hpp"
 #include "train/metrics.hpp"
 #include "train/mlp_trainer.hpp"
@@ -58,6 +59,19 @@ std::vector<float> column_as_float(std::span<const double> col, std::size_t begi
 
 }  // namespace
 
+void set_finetune_defaults(TrainConfig& t) {
+  t.max_epochs = 6;
+  t.patience = 2;
+  t.learning_rate = 3e-4f;
+  t.warmup_epochs = 0.1f;
+  t.dropout = 0.0f;
+}
+
+engine::Variant compressed_variant(const CompressionConfig& c) {
+  if (c.qat_int8) return c.sparse_2_4 ? engine::Variant::Int8Sparse24 : engine::Variant::Int8Static;
+  return c.sparse_2_4 ? engine::Variant::Fp16Sparse24 : engine::Variant::Fp32Fused;
+}
+
 std::string auto_group_column(const FeatureEncoder& encoder) {
   for (Field f : {Field::JobType, Field::Queue, Field::Partition})
     for (const auto& c : encoder.category_columns())
@@ -79,29 +93,43 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
 
   // History over every eligible job is leak-free by construction: a row sees only jobs that
   // had finished by its submit time.
-  const HistoryConfig hcfg = HistoryConfig::for_table(jobs);
+  // A fine-tuned network reads the features its starting model was trained on.
+  const FeatureEncoder start_encoder =
+      options.init ? FeatureEncoder::from_bytes(options.init->encoder, "the starting model's encoder") : FeatureEncoder{};
+  const HistoryConfig hcfg = options.init ? start_encoder.history_config() : HistoryConfig::for_table(jobs);
   const HistoryMatrix history = compute_history(jobs, hcfg);
 
   const auto fit_rows = iota_rows(0, n_fit);
-  const FeatureEncoder encoder = FeatureEncoder::fit(jobs, fit_rows, &history, &hcfg, options.encoder);
+  const FeatureEncoder encoder =
+      options.init ? start_encoder : FeatureEncoder::fit(jobs, fit_rows, &history, &hcfg, options.encoder);
   const EncodedBatch x = encoder.encode_batch(jobs, fit_rows, &history);
   const auto wall = column_as_float(jobs.num(Field::WallTime), 0, n_fit);
   const auto cap = column_as_float(jobs.num(Field::RequestedTtl), 0, n_fit);
 
-  TrainResult trained = options.ensemble > 1 ? train_ensemble(x, wall, options.train, options.ensemble, progress, cap)
-                                             : train_mlp(x, wall, options.train, progress, cap);
+  TrainResult trained;
+  if (options.init)
+    trained = finetune_mlp(options.init->mlp, options.init->target, x, wall, options.train, options.compression,
+                           progress, cap);
+  else if (options.compression.any())
+    throw Error("compressed training (QAT, 2:4) fine-tunes a trained model: give the starting model");
+  else
+    trained = options.ensemble > 1 ? train_ensemble(x, wall, options.train, options.ensemble, progress, cap)
+                                   : train_mlp(x, wall, options.train, progress, cap);
 
   ModelFile m;
   m.mlp = trained.model;
   m.target = trained.target;
   m.encoder = encoder.to_bytes();
+  if (options.compression.qat_int8) m.int8_calibration = quant::calibration_bytes(trained.act_ranges);
   m.history = history_after(jobs, n_train, hcfg).to_bytes();
 
   // Safe-TTL calibration on the held-out tail, through the same engine path eval uses.
   const std::string group_column = options.group_column == "auto" ? auto_group_column(encoder) : options.group_column;
   const auto calib_rows = iota_rows(n_fit, n_train);
   std::vector<std::uint32_t> groups;
-  const Predictor uncalibrated(m, PredictorOptions{});
+  PredictorOptions calib_predictor;
+  calib_predictor.variant = compressed_variant(options.compression);
+  const Predictor uncalibrated(m, calib_predictor);
   const auto preds = uncalibrated.predict_rows(jobs, calib_rows, history, &groups, group_column);
   const auto calib_wall = column_as_float(jobs.num(Field::WallTime), n_fit, n_train);
   const auto calib_req = column_as_float(jobs.num(Field::RequestedTtl), n_fit, n_train);
@@ -142,7 +170,12 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
                             {"calibration_rmse_hours", calib_rmse},
                             {"ensemble", options.ensemble},
                             {"safe_ttl_group_column", group_column},
-                            {"safe_ttl_request_aware", !m.safe_ttl.request.empty()}};
+                            {"safe_ttl_request_aware", !m.safe_ttl.request.empty()},
+                            {"safe_ttl_variant", std::string(engine::variant_name(calib_predictor.variant))}};
+  if (options.compression.any()) {
+    metrics["compression"] = nlohmann::json::parse(compression_json(options.compression));
+    metrics["fine_tuned_from_model_created_utc"] = options.init->meta.created_utc;
+  }
   m.meta.data_hash = table_digest(jobs, n_train);
   m.meta.created_utc = now_utc_iso();
   m.meta.metrics_json = metrics.dump();

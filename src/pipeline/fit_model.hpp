@@ -13,6 +13,8 @@
 #include "model/model_file.hpp"
 #include "model/safe_ttl.hpp"
 #include "pipeline/split.hpp"
+#include "engine/variant.hpp"
+#include "train/compression.hpp"
 #include "train/train_config.hpp"
 
 namespace ttlpred {
@@ -24,7 +26,21 @@ struct FitOptions {
   double calibration_fraction = 0.1;   // of the training rows, held out for the safe TTL
   std::string group_column = "auto";   // safe-TTL groups: "auto", "" (none) or a field name
   SafeTtlOptions safe_ttl;
+  // Fine-tuning for compressed inference (issue 5): when set, the network starts from this
+  // model's, and its encoder, history configuration and target transform are kept; the
+  // safe TTL is calibrated on the variant the compression targets (compressed_variant()).
+  const ModelFile* init = nullptr;
+  CompressionConfig compression;
 };
+
+// Fine-tuning settings (a short run at a low learning rate from the starting weights, without
+// dropout, whose rescaling would shift the activations QAT measures its ranges on): 6
+// epochs, patience 2, learning rate 3e-4, warm-up 0.1 epoch, dropout 0.
+void set_finetune_defaults(TrainConfig& config);
+
+// The engine variant a compressed model is made for: int8-static (QAT), fp16-2:4 (2:4),
+// int8-2:4 (both), fp32-fused (none).
+engine::Variant compressed_variant(const CompressionConfig& c);
 
 struct FitReport {
   TrainResult train;

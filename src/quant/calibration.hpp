@@ -30,6 +30,9 @@ struct ActivationRange {
 struct CalibrationTable {
   CalibMethod method = CalibMethod::MinMax;
   std::vector<ActivationRange> layer_inputs;  // one per model layer
+  // Largest u8 activation code: 0 = the most the kernels take (255, or 127 on AVX2);
+  // quantization-aware training sets the grid it trained on, and plans then use exactly it.
+  float act_qmax = 0.0f;
 };
 
 struct CalibrationOptions {

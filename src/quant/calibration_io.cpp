@@ -7,7 +7,8 @@
 namespace ttlpred::quant {
 
 namespace {
-constexpr std::uint32_t kCalibrationVersion = 1;
+// 2: adds act_qmax.
+constexpr std::uint32_t kCalibrationVersion = 2;
 }
 
 std::vector<std::uint8_t> calibration_bytes(const CalibrationTable& table) {
@@ -19,6 +20,7 @@ std::vector<std::uint8_t> calibration_bytes(const CalibrationTable& table) {
     w.put<float>(r.lo);
     w.put<float>(r.hi);
   }
+  w.put<float>(table.act_qmax);
   return w.take();
 }
 
@@ -26,7 +28,7 @@ CalibrationTable parse_calibration(const std::vector<std::uint8_t>& bytes, const
   BinaryReader r(bytes, what);
   const auto version = r.get<std::uint32_t>();
   if (version == 0 || version > kCalibrationVersion)
-    r.fail("calibration format version " + std::to_string(version) + " is not supported (this build reads 1)");
+    r.fail("calibration format version " + std::to_string(version) + " is not supported (this build reads 1 and 2)");
   const auto method = r.get<std::uint8_t>();
   if (method > 2) r.fail("unknown calibration method " + std::to_string(method));
   CalibrationTable t;
@@ -41,6 +43,11 @@ CalibrationTable parse_calibration(const std::vector<std::uint8_t>& bytes, const
       r.fail("layer " + std::to_string(i) + " range [" + std::to_string(a.lo) + ", " + std::to_string(a.hi) +
              "] must be finite and hold 0");
     t.layer_inputs.push_back(a);
+  }
+  if (version >= 2) {
+    t.act_qmax = r.get<float>();
+    if (!(t.act_qmax == 0.0f || (t.act_qmax >= 15.0f && t.act_qmax <= 255.0f && t.act_qmax == std::floor(t.act_qmax))))
+      r.fail("activation levels " + std::to_string(t.act_qmax) + " must be 0 or an integer in [15, 255]");
   }
   if (!r.at_end()) r.fail("trailing bytes after the calibration table");
   return t;

@@ -171,11 +171,23 @@ std::uint64_t unit_bits(std::uint64_t seed, std::uint64_t step, std::uint64_t ro
 // Forward through all layers, keeping z and a per layer (and dropout masks when training).
 template <class T>
 void forward_all(const NetShape& s, const NetLayout& L, const T* params, const EncodedBatch& x,
-                 std::span<const std::uint32_t> rows, const DropoutPlan* dropout, NetWorkspace<T>& ws) {
+                 std::span<const std::uint32_t> rows, const DropoutPlan* dropout, NetWorkspace<T>& ws,
+                 const ActQuantPlan* aq) {
   const std::size_t n_layers = s.widths.size();
   ws.z.resize(n_layers);
   ws.a.resize(n_layers);
   gather_inputs(s, L, params, x, rows, ws.a0);
+  if (aq) {
+    // The dense features are data: no gradient flows back into them, so no clip mask.
+    const quant::ActFakeQuant& q = aq->layer_inputs[0];
+    const std::size_t in = s.first_inputs();
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      for (std::size_t k = 0; k < s.dense_inputs; ++k) {
+        T& v = ws.a0[i * in + k];
+        v = static_cast<T>(q(static_cast<float>(v)));
+      }
+    ws.qpass.resize(n_layers);
+  }
   const bool drop = dropout && dropout->rate > 0.0f;
   if (drop) ws.mask.resize(n_layers);
   for (std::size_t l = 0; l < n_layers; ++l) {
@@ -199,6 +211,17 @@ void forward_all(const NetShape& s, const NetLayout& L, const T* params, const E
       }
       for (std::size_t k = 0; k < m.size(); ++k) ws.a[l][k] *= m[k];
     }
+    if (aq && l + 1 < n_layers) {
+      const quant::ActFakeQuant& q = aq->layer_inputs[l + 1];
+      auto& a = ws.a[l];
+      auto& pass = ws.qpass[l];
+      pass.resize(a.size());
+      for (std::size_t k = 0; k < a.size(); ++k) {
+        const float v = static_cast<float>(a[k]);
+        pass[k] = q.passes(v) ? T(1) : T(0);
+        a[k] = static_cast<T>(q(v));
+      }
+    }
   }
 }
 
@@ -206,16 +229,16 @@ void forward_all(const NetShape& s, const NetLayout& L, const T* params, const E
 
 template <class T>
 void net_forward(const NetShape& s, const NetLayout& L, const T* params, const EncodedBatch& x,
-                 std::span<const std::uint32_t> rows, NetWorkspace<T>& ws, T* out) {
-  forward_all(s, L, params, x, rows, nullptr, ws);
+                 std::span<const std::uint32_t> rows, NetWorkspace<T>& ws, T* out, const ActQuantPlan* aq) {
+  forward_all(s, L, params, x, rows, nullptr, ws, aq);
   std::copy(ws.a.back().begin(), ws.a.back().end(), out);
 }
 
 template <class T>
 double net_backward(const NetShape& s, const NetLayout& L, const T* params, const EncodedBatch& x,
                     std::span<const std::uint32_t> rows, const float* y, T grad_scale, const DropoutPlan& dropout,
-                    NetWorkspace<T>& ws) {
-  forward_all(s, L, params, x, rows, &dropout, ws);
+                    NetWorkspace<T>& ws, const ActQuantPlan* aq) {
+  forward_all(s, L, params, x, rows, &dropout, ws, aq);
   const std::size_t n = rows.size();
   const std::size_t n_layers = s.widths.size();
   const bool drop = dropout.rate > 0.0f;
@@ -247,6 +270,8 @@ double net_backward(const NetShape& s, const NetLayout& L, const T* params, cons
     if (l == 0) break;
     const auto& zp = ws.z[l - 1];
     const Activation act = s.acts[l - 1];
+    if (aq)
+      for (std::size_t k = 0; k < dA.size(); ++k) dA[k] *= ws.qpass[l - 1][k];
     if (drop)
       for (std::size_t k = 0; k < dA.size(); ++k) dA[k] *= ws.mask[l - 1][k];
     for (std::size_t k = 0; k < dA.size(); ++k) {
@@ -293,10 +318,10 @@ double net_loss_and_gradient(const NetShape& s, const T* params, const EncodedBa
 #define TTLPRED_INSTANTIATE(T)                                                                                   \
   template std::vector<T> init_parameters<T>(const NetShape&, std::uint64_t);                                    \
   template void net_forward<T>(const NetShape&, const NetLayout&, const T*, const EncodedBatch&,                 \
-                               std::span<const std::uint32_t>, NetWorkspace<T>&, T*);                            \
+                               std::span<const std::uint32_t>, NetWorkspace<T>&, T*, const ActQuantPlan*);                            \
   template double net_backward<T>(const NetShape&, const NetLayout&, const T*, const EncodedBatch&,              \
                                   std::span<const std::uint32_t>, const float*, T, const DropoutPlan&,           \
-                                  NetWorkspace<T>&);                                                             \
+                                  NetWorkspace<T>&, const ActQuantPlan*);                                                           \
   template void add_embedding_gradients<T>(const NetShape&, const NetLayout&, const EncodedBatch&,               \
                                            std::span<const std::uint32_t>, const NetWorkspace<T>&, T*);          \
   template double net_loss_and_gradient<T>(const NetShape&, const T*, const EncodedBatch&,                       \

@@ -12,6 +12,7 @@
 
 #include "features/encoded_batch.hpp"
 #include "model/mlp.hpp"
+#include "quant/fake_quant.hpp"
 #include "train/aligned_vector.hpp"
 
 namespace ttlpred {
@@ -51,12 +52,19 @@ struct DropoutPlan {
   std::uint64_t step = 0;
 };
 
+// Fake quantization of every layer's input (layer 0: its dense columns only), as an
+// int8-static plan rounds them: quantization-aware training (train/compression.hpp).
+struct ActQuantPlan {
+  std::vector<quant::ActFakeQuant> layer_inputs;  // one per layer
+};
+
 // Scratch buffers of one shard; reused across steps so that training does not allocate.
 template <class T>
 struct NetWorkspace {
   AlignedVector<T> a0;                  // rows x first_inputs
   std::vector<AlignedVector<T>> z, a;   // per layer, rows x width (pre/post activation)
   std::vector<AlignedVector<T>> mask;   // per hidden layer when dropout is on
+  std::vector<AlignedVector<T>> qpass;  // per hidden layer under QAT: 1 where rounding did not clip
   AlignedVector<T> dz, dprev;           // backward scratch
   AlignedVector<T> da0;                 // d loss / d a0, rows x first_inputs
   AlignedVector<T> grad;                // layer-parameter gradients (embedding part unused)
@@ -65,10 +73,12 @@ struct NetWorkspace {
 // `params` should be 64-byte aligned (AlignedVector) for results that do not depend on
 // where the buffer lies.
 // Forward pass of `rows` (indices into x): out[i] = network output for x row rows[i].
-// Category indices at or above a table's cardinality read the OOV row 0.
+// Category indices at or above a table's cardinality read the OOV row 0. `act_quant`
+// (optional) fake-quantizes each layer's input.
 template <class T>
 void net_forward(const NetShape& s, const NetLayout& L, const T* params, const EncodedBatch& x,
-                 std::span<const std::uint32_t> rows, NetWorkspace<T>& ws, T* out);
+                 std::span<const std::uint32_t> rows, NetWorkspace<T>& ws, T* out,
+                 const ActQuantPlan* act_quant = nullptr);
 
 // Forward + backward on `rows` with targets y (parallel to rows). Returns the sum of squared
 // errors; sets ws.grad (size L.total; the layer blocks) to the gradient of
@@ -76,7 +86,7 @@ void net_forward(const NetShape& s, const NetLayout& L, const T* params, const E
 template <class T>
 double net_backward(const NetShape& s, const NetLayout& L, const T* params, const EncodedBatch& x,
                     std::span<const std::uint32_t> rows, const float* y, T grad_scale, const DropoutPlan& dropout,
-                    NetWorkspace<T>& ws);
+                    NetWorkspace<T>& ws, const ActQuantPlan* act_quant = nullptr);
 
 // Adds the embedding-table gradients of a finished net_backward into grad[0, embeddings_end).
 template <class T>

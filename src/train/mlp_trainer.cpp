@@ -5,9 +5,11 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include "model/mlp_io.hpp"
 #include "train/adamw.hpp"
+#include "train/compression.hpp"
 #include "train/aligned_vector.hpp"
 #include "train/mlp_net.hpp"
 #include "train/rng.hpp"
@@ -79,7 +81,7 @@ double learning_rate_at(const TrainConfig& c, std::uint64_t step, std::uint64_t 
 
 // Network outputs for rows [begin, end) of x, in fixed chunks spread over threads.
 void forward_range(const NetShape& s, const NetLayout& L, const float* params, const EncodedBatch& x, std::size_t begin,
-                   std::size_t end, float* out, ThreadPool& pool) {
+                   std::size_t end, float* out, ThreadPool& pool, const ActQuantPlan* act_quant = nullptr) {
   const std::size_t n = end - begin;
   const std::size_t chunks = (n + kPredictChunk - 1) / kPredictChunk;
   std::vector<NetWorkspace<float>> ws(static_cast<std::size_t>(pool.size()));
@@ -89,7 +91,7 @@ void forward_range(const NetShape& s, const NetLayout& L, const float* params, c
     auto& r = rows[static_cast<std::size_t>(worker)];
     r.resize(e - b);
     std::iota(r.begin(), r.end(), static_cast<std::uint32_t>(b));
-    net_forward<float>(s, L, params, x, r, ws[static_cast<std::size_t>(worker)], out + (b - begin));
+    net_forward<float>(s, L, params, x, r, ws[static_cast<std::size_t>(worker)], out + (b - begin), act_quant);
   });
 }
 
@@ -113,9 +115,28 @@ std::uint32_t embedding_dim_for(std::uint32_t cardinality, const TrainConfig& c)
   return std::clamp<std::uint32_t>(static_cast<std::uint32_t>(d), 1, std::max<std::uint32_t>(1, c.max_embedding_dim));
 }
 
-TrainResult train_mlp(const EncodedBatch& x, std::span<const float> wall_s, const TrainConfig& c,
-                      const ProgressFn& progress, std::span<const float> cap_s) {
-  check_inputs(x, wall_s, c);
+namespace {
+
+// Up to `max_rows` training rows, evenly strided: what each QAT epoch measures ranges on.
+EncodedBatch strided_rows(const EncodedBatch& x, std::size_t n, std::size_t max_rows) {
+  EncodedBatch b;
+  b.dense_width = x.dense_width;
+  b.cat_width = x.cat_width;
+  b.cat_cardinality = x.cat_cardinality;
+  const std::size_t step = std::max<std::size_t>(1, n / std::max<std::size_t>(1, max_rows));
+  for (std::size_t r = 0; r < n && b.rows < max_rows; r += step, ++b.rows) {
+    b.dense.insert(b.dense.end(), x.dense_row(r), x.dense_row(r) + x.dense_width);
+    b.cats.insert(b.cats.end(), x.cat_row(r), x.cat_row(r) + x.cat_width);
+  }
+  return b;
+}
+
+// The epoch loop shared by training from scratch and fine-tuning: `init` are the starting
+// parameters (NetLayout order), `tt` the target transform without smearing.
+TrainResult run_training(const EncodedBatch& x, std::span<const float> wall_s, const TrainConfig& c,
+                         const ProgressFn& progress, std::span<const float> cap_s, const NetShape& shape,
+                         std::span<const float> init, TargetTransform tt, const CompressionConfig& comp,
+                         bool start_is_candidate) {
   if (!cap_s.empty() && cap_s.size() != x.rows)
     throw Error("training: " + std::to_string(cap_s.size()) + " requested TTLs for " + std::to_string(x.rows) + " rows");
   if (x.rows > std::numeric_limits<std::uint32_t>::max()) throw Error("training: more than 2^32 rows");
@@ -128,38 +149,41 @@ TrainResult train_mlp(const EncodedBatch& x, std::span<const float> wall_s, cons
   TrainResult result;
   result.train_rows = n_tr;
   result.validation_rows = n_val;
-
-  // Target transform fitted on the training rows only.
-  TargetTransform& tt = result.target;
-  tt.kind = c.target;
-  tt.lambda = c.power_lambda;
-  {
-    double sum = 0, sq = 0;
-    for (std::size_t i = 0; i < n_tr; ++i) {
-      const double v = tt.to_t(wall_s[i] / 3600.0);
-      sum += v;
-      sq += v * v;
-    }
-    tt.mean = sum / static_cast<double>(n_tr);
-    const double var = sq / static_cast<double>(n_tr) - tt.mean * tt.mean;
-    tt.stddev = var > 1e-12 ? std::sqrt(var) : 1.0;
-  }
+  result.target = tt;
   std::vector<float> y(n);
   for (std::size_t i = 0; i < n; ++i) y[i] = tt.encode_seconds(wall_s[i]);
 
   // Training on hours already targets the mean: no smearing there.
-  const std::size_t smear_points = c.target == TargetKind::Hours ? 0 : c.smearing_points;
-  const NetShape shape = make_shape(x, c);
+  const std::size_t smear_points = tt.kind == TargetKind::Hours ? 0 : c.smearing_points;
   const NetLayout L(shape);
-  const auto init = init_parameters<float>(shape, c.seed);
   AlignedVector<float> params(init.begin(), init.end());
+
+  // Compressed training: the forward pass runs on `eff` (masked and/or fake-quantized
+  // weights) and, under QAT, rounds every layer's input to the epoch's ranges.
+  std::optional<WeightCompressor> wc;
+  AlignedVector<float> eff;
+  if (comp.any()) {
+    wc.emplace(shape, comp);
+    wc->start(params.data());
+    eff.resize(L.total);
+  }
+  EncodedBatch range_rows;
+  if (comp.qat_int8) range_rows = strided_rows(x, n_tr, comp.calibration_rows);
+  quant::CalibrationTable ranges, best_ranges;
+  ActQuantPlan act_quant;
+  const ActQuantPlan* aq = comp.qat_int8 ? &act_quant : nullptr;
+  auto forward_params = [&]() -> const float* {
+    if (!wc) return params.data();
+    wc->effective(params.data(), eff.data());
+    return eff.data();
+  };
+
   AlignedVector<float> best = params;
   AdamW opt(L.total, c.adam_beta1, c.adam_beta2, c.adam_eps);
   // Decoupled weight decay on weight matrices only: biases and embeddings are not shrunk.
   std::vector<std::uint8_t> decay(L.total, 0);
   for (std::size_t l = 0; l < shape.widths.size(); ++l)
     std::fill(decay.begin() + static_cast<std::ptrdiff_t>(L.weight[l]), decay.begin() + static_cast<std::ptrdiff_t>(L.bias[l]), 1);
-
   const std::size_t S = c.shards;
   std::vector<NetWorkspace<float>> ws(S);
   std::vector<double> shard_sse(S);
@@ -174,8 +198,57 @@ TrainResult train_mlp(const EncodedBatch& x, std::span<const float> wall_s, cons
   double best_rmse = std::numeric_limits<double>::infinity();
   std::uint32_t since_best = 0;
 
+  auto measure_ranges = [&] {
+    if (!comp.qat_int8) return;
+    ranges = quant::calibrate(unpack_parameters(shape, std::span<const float>(forward_params(), L.total)), range_rows,
+                              comp.act_calibration);
+    ranges.act_qmax = comp.act_qmax;
+    act_quant = act_quant_plan(ranges, comp.act_qmax);
+  };
+  // Scores the current parameters on the validation tail and keeps them if they are the best.
+  auto validate = [&](std::uint32_t epoch, EpochStats& st) {
+    if (n_val == 0) {
+      st.val_rmse_hours = std::numeric_limits<double>::quiet_NaN();
+      best = params;
+      best_ranges = ranges;
+      st.best = true;
+      return;
+    }
+    forward_range(shape, L, forward_params(), x, n_tr, n, val_z.data(), pool, aq);
+    TargetTransform probe = tt;
+    probe.fit_smearing(wall_s.subspan(n_tr), val_z, smear_points);
+    st.val_rmse_hours = rmse_hours_of(probe, val_z, wall_s.subspan(n_tr), cap_s.empty() ? cap_s : cap_s.subspan(n_tr));
+    if (st.val_rmse_hours < best_rmse) {
+      best_rmse = st.val_rmse_hours;
+      best = params;
+      best_ranges = ranges;
+      best_val_z = val_z;
+      result.best_epoch = epoch;
+      since_best = 0;
+      st.best = true;
+    } else {
+      ++since_best;
+    }
+  };
+
+  if (start_is_candidate && n_val > 0) {
+    // Fine-tuning: the starting weights (pruned, or rounded with fresh ranges) compete as
+    // "epoch 0", so a fine-tune that does not help on the validation tail changes nothing.
+    const auto t0 = Clock::now();
+    measure_ranges();
+    EpochStats st;
+    st.max_epochs = c.max_epochs;
+    st.train_loss = std::numeric_limits<double>::quiet_NaN();
+    validate(0, st);
+    since_best = 0;
+    st.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    result.history.push_back(st);
+    if (progress) progress(st);
+  }
+
   for (std::uint32_t epoch = 1; epoch <= c.max_epochs; ++epoch) {
     const auto t0 = Clock::now();
+    measure_ranges();
     for (std::size_t i = n_tr; i-- > 1;) std::swap(order[i], order[shuffle_rng.below(i + 1)]);
     double epoch_sse = 0.0;
     double lr = c.learning_rate;
@@ -185,13 +258,14 @@ TrainResult train_mlp(const EncodedBatch& x, std::span<const float> wall_s, cons
       for (std::size_t i = 0; i < bsz; ++i) y_batch[i] = y[batch[i]];
       const float scale = 1.0f / static_cast<float>(bsz);  // gradient of the batch mean
       const DropoutPlan drop{c.dropout, c.seed, step};
+      const float* fwd = forward_params();
       const std::size_t per = (bsz + S - 1) / S;
       pool.run(S, [&](std::size_t k, int) {
         const std::size_t b = std::min(bsz, k * per), e = std::min(bsz, b + per);
         shard_sse[k] = 0.0;
         if (b == e) return;
-        shard_sse[k] = net_backward<float>(shape, L, params.data(), x, batch.subspan(b, e - b), y_batch.data() + b, scale,
-                                           drop, ws[k]);
+        shard_sse[k] = net_backward<float>(shape, L, fwd, x, batch.subspan(b, e - b), y_batch.data() + b, scale, drop,
+                                           ws[k], aq);
       });
       // Sum shard gradients in shard order (each element in the same order on any thread count).
       const std::size_t layer_begin = L.embeddings_end;
@@ -216,6 +290,7 @@ TrainResult train_mlp(const EncodedBatch& x, std::span<const float> wall_s, cons
         if (b < e) add_embedding_gradients<float>(shape, L, x, batch.subspan(b, e - b), ws[k], grad.data());
         epoch_sse += shard_sse[k];
       }
+      if (wc) wc->latent_gradient(params.data(), grad.data());
       if (c.clip_norm > 0.0f) {
         double norm = 0.0;
         for (float g : grad) norm += static_cast<double>(g) * g;
@@ -227,6 +302,7 @@ TrainResult train_mlp(const EncodedBatch& x, std::span<const float> wall_s, cons
       }
       lr = learning_rate_at(c, step, steps_per_epoch);
       opt.step(params.data(), grad.data(), decay.data(), static_cast<float>(lr), c.weight_decay, pool);
+      if (wc) wc->project(params.data());
     }
     const double train_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 
@@ -239,26 +315,7 @@ TrainResult train_mlp(const EncodedBatch& x, std::span<const float> wall_s, cons
     if (!std::isfinite(st.train_loss))
       throw Error("training diverged (loss is not finite) in epoch " + std::to_string(epoch) +
                   "; lower the learning rate or use a compressed target");
-    if (n_val > 0) {
-      forward_range(shape, L, params.data(), x, n_tr, n, val_z.data(), pool);
-      TargetTransform probe = tt;
-      probe.fit_smearing(wall_s.subspan(n_tr), val_z, smear_points);
-      st.val_rmse_hours = rmse_hours_of(probe, val_z, wall_s.subspan(n_tr), cap_s.empty() ? cap_s : cap_s.subspan(n_tr));
-      if (st.val_rmse_hours < best_rmse) {
-        best_rmse = st.val_rmse_hours;
-        best = params;
-        best_val_z = val_z;
-        result.best_epoch = epoch;
-        since_best = 0;
-        st.best = true;
-      } else {
-        ++since_best;
-      }
-    } else {
-      st.val_rmse_hours = std::numeric_limits<double>::quiet_NaN();
-      best = params;
-      st.best = true;
-    }
+    validate(epoch, st);
     st.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     result.history.push_back(st);
     if (progress) progress(st);
@@ -268,20 +325,78 @@ TrainResult train_mlp(const EncodedBatch& x, std::span<const float> wall_s, cons
     }
   }
 
-  result.model = unpack_parameters(shape, best);
+  if (wc) {
+    const std::vector<float> stored = wc->exported(best.data());
+    result.model = unpack_parameters(shape, stored);
+  } else {
+    result.model = unpack_parameters(shape, best);
+  }
   validate_mlp(result.model, "trained model");
+  if (comp.qat_int8) result.act_ranges = best_ranges;
+  TargetTransform& tt_out = result.target;
   if (n_val > 0) {
     result.best_val_rmse_hours = best_rmse;
-    tt.fit_smearing(wall_s.subspan(n_tr), best_val_z, smear_points);
+    tt_out.fit_smearing(wall_s.subspan(n_tr), best_val_z, smear_points);
   } else {
     // No held-out rows: smear with the last training rows' residuals (optimistic but unbiased in the mean).
     const std::size_t m = std::min<std::size_t>(n_tr, 50000);
     std::vector<float> z(m);
-    forward_range(shape, L, best.data(), x, n_tr - m, n_tr, z.data(), pool);
-    tt.fit_smearing(wall_s.subspan(n_tr - m, m), z, smear_points);
+    const float* p = best.data();
+    if (wc) {
+      wc->effective(best.data(), eff.data());
+      p = eff.data();
+    }
+    forward_range(shape, L, p, x, n_tr - m, n_tr, z.data(), pool, aq);
+    tt_out.fit_smearing(wall_s.subspan(n_tr - m, m), z, smear_points);
     result.best_val_rmse_hours = std::numeric_limits<double>::quiet_NaN();
   }
   return result;
+}
+
+}  // namespace
+
+TrainResult train_mlp(const EncodedBatch& x, std::span<const float> wall_s, const TrainConfig& c,
+                      const ProgressFn& progress, std::span<const float> cap_s) {
+  check_inputs(x, wall_s, c);
+  const std::size_t n = x.rows;
+  const std::size_t n_tr = n - static_cast<std::size_t>(std::floor(static_cast<double>(n) * c.validation_fraction));
+  if (n_tr == 0) throw Error("training: no training rows");
+  // Target transform fitted on the training rows only.
+  TargetTransform tt;
+  tt.kind = c.target;
+  tt.lambda = c.power_lambda;
+  double sum = 0, sq = 0;
+  for (std::size_t i = 0; i < n_tr; ++i) {
+    const double v = tt.to_t(wall_s[i] / 3600.0);
+    sum += v;
+    sq += v * v;
+  }
+  tt.mean = sum / static_cast<double>(n_tr);
+  const double var = sq / static_cast<double>(n_tr) - tt.mean * tt.mean;
+  tt.stddev = var > 1e-12 ? std::sqrt(var) : 1.0;
+  const NetShape shape = make_shape(x, c);
+  const auto init = init_parameters<float>(shape, c.seed);
+  return run_training(x, wall_s, c, progress, cap_s, shape, init, tt, CompressionConfig{}, false);
+}
+
+TrainResult finetune_mlp(const MlpModel& start, const TargetTransform& target, const EncodedBatch& x,
+                         std::span<const float> wall_s, const TrainConfig& c, const CompressionConfig& compression,
+                         const ProgressFn& progress, std::span<const float> cap_s) {
+  check_inputs(x, wall_s, c);
+  validate_mlp(start, "starting model");
+  if (x.dense_width != start.dense_inputs || x.cat_width != start.embeddings.size())
+    throw Error("fine-tuning: the batch has " + std::to_string(x.dense_width) + " dense and " +
+                std::to_string(x.cat_width) + " categorical columns, the starting model expects " +
+                std::to_string(start.dense_inputs) + " and " + std::to_string(start.embeddings.size()));
+  for (std::size_t j = 0; j < x.cat_width; ++j)
+    if (x.cat_cardinality[j] > start.embeddings[j].cardinality)
+      throw Error("fine-tuning: categorical column " + std::to_string(j) + " has " +
+                  std::to_string(x.cat_cardinality[j]) + " values, the starting model's embedding " +
+                  std::to_string(start.embeddings[j].cardinality));
+  TargetTransform tt = target;
+  tt.smear.clear();
+  const std::vector<float> init = pack_parameters(start);
+  return run_training(x, wall_s, c, progress, cap_s, shape_of(start), init, tt, compression, true);
 }
 
 void predict_mlp_raw(const MlpModel& model, const EncodedBatch& x, std::span<float> out_z, int threads) {

@@ -12,6 +12,7 @@
 #include "features/encoded_batch.hpp"
 #include "model/mlp.hpp"
 #include "model/target_transform.hpp"
+#include "train/compression.hpp"
 #include "train/train_config.hpp"
 
 namespace ttlpred {
@@ -23,6 +24,16 @@ namespace ttlpred {
 // category index outside its cardinality, or a bad config.
 TrainResult train_mlp(const EncodedBatch& x, std::span<const float> wall_s, const TrainConfig& config,
                       const ProgressFn& progress = {}, std::span<const float> cap_s = {});
+
+// Fine-tunes `start` (trained with `target`, whose mean and scale are kept) on x for
+// compressed inference (train/compression.hpp): QAT, 2:4 sparsity, or both. Same loop,
+// early stopping and determinism as train_mlp; validation runs the compressed forward pass.
+// The result's act_ranges hold the QAT calibration; its model is 2:4-pruned when asked.
+// x must be encoded by the encoder `start` was trained with.
+TrainResult finetune_mlp(const MlpModel& start, const TargetTransform& target, const EncodedBatch& x,
+                         std::span<const float> wall_s, const TrainConfig& config,
+                         const CompressionConfig& compression, const ProgressFn& progress = {},
+                         std::span<const float> cap_s = {});
 
 // Reference predictor (until the inference engine exists): expected run time in seconds per
 // row, using the transform's smearing. out_wall_s.size() must equal x.rows. threads 0 = all.

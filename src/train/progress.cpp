@@ -16,6 +16,11 @@ std::string format_progress_line(const EpochStats& s) {
   else
     std::snprintf(val, sizeof val, "val %.3f h", s.val_rmse_hours);
   char line[256];
+  if (s.epoch == 0) {  // a fine-tune's starting point, scored before any step
+    std::snprintf(line, sizeof line, "start     [%s]               %s %s                 %.1f s", bar.c_str(), val,
+                  s.best ? "*" : " ", s.seconds);
+    return line;
+  }
   std::snprintf(line, sizeof line, "epoch %3u/%u [%s] loss %.4f  %s %s %6.0fk rows/s  %.1f s", s.epoch, s.max_epochs,
                 bar.c_str(), s.train_loss, val, s.best ? "*" : " ", s.samples_per_s / 1000.0, s.seconds);
   return line;

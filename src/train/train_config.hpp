@@ -7,6 +7,7 @@
 
 #include "model/mlp.hpp"
 #include "model/target_transform.hpp"
+#include "quant/calibration.hpp"
 
 namespace ttlpred {
 
@@ -46,7 +47,7 @@ struct TrainConfig {
 };
 
 struct EpochStats {
-  std::uint32_t epoch = 0;  // 1-based
+  std::uint32_t epoch = 0;  // 1-based; 0 = a fine-tune's starting point, before any step
   std::uint32_t max_epochs = 0;
   double train_loss = 0;       // mean squared error of the standardized target
   double val_rmse_hours = 0;   // NaN when there are no validation rows
@@ -62,11 +63,14 @@ struct TrainResult {
   MlpModel model;             // weights of the best epoch
   TargetTransform target;     // with smearing fitted on the validation tail
   std::vector<EpochStats> history;
-  std::uint32_t best_epoch = 0;  // 1-based; 0 when there was no validation tail
+  std::uint32_t best_epoch = 0;  // 1-based; 0: no validation tail, or a fine-tune's start won
   double best_val_rmse_hours = 0;
   std::size_t train_rows = 0;
   std::size_t validation_rows = 0;  // rows [train_rows, train_rows + validation_rows)
   bool stopped_early = false;
+  // Quantization-aware training: the best epoch's activation ranges (the model's int8
+  // calibration, act_qmax set); empty otherwise.
+  quant::CalibrationTable act_ranges;
 };
 
 // The configuration as a JSON object (for the model file's metadata).

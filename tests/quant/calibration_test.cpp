@@ -125,5 +125,26 @@ TEST(CalibrationIo, RoundTripsAndRefusesBadBytes) {
   EXPECT_THROW(parse_calibration(bad, "x"), Error);
 }
 
+TEST(CalibrationIo, CarriesTheQatActivationGridAndReadsVersion1) {
+  CalibrationTable t;
+  t.layer_inputs = {{-1.0f, 1.0f}};
+  t.act_qmax = 127.0f;
+  auto bytes = calibration_bytes(t);
+  EXPECT_EQ(parse_calibration(bytes, "x").act_qmax, 127.0f);
+  // Version 1 (before QAT): the same bytes without the trailing grid, which then defaults to
+  // the kernels' own.
+  auto v1 = bytes;
+  v1.resize(v1.size() - sizeof(float));
+  v1[0] = 1;
+  EXPECT_EQ(parse_calibration(v1, "x").act_qmax, 0.0f);
+  t.act_qmax = 300.0f;
+  try {
+    parse_calibration(calibration_bytes(t), "m.model int8 calibration");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("activation levels"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace ttlpred::quant
