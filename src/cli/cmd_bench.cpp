@@ -23,6 +23,13 @@
 #include "quant/calibration.hpp"
 #include "quant/calibration_io.hpp"
 #include "util/error.hpp"
+#ifdef TTLPRED_WITH_CUDA
+#include <iostream>
+#include <sstream>
+
+#include "engine/cuda/cuda_plan.hpp"
+#include "engine/cuda/gpu_bench.hpp"
+#endif
 
 namespace ttlpred::cli {
 
@@ -39,6 +46,8 @@ struct BenchOptions {
   bool json = false;
   bool no_peers = false;
   std::string clock = "wall";
+  std::string device = "cpu";
+  bool batch_given = false;
 };
 
 MlpModel random_model(const std::vector<std::size_t>& shape) {
@@ -97,7 +106,51 @@ engine::LatencyStats measure_threads(int threads, double seconds, engine::BenchC
   return engine::summarize(all);
 }
 
+// `--device cuda`: the CUDA backend's benchmark (engine/cuda/gpu_bench.hpp) on a random
+// model of --shape, batch sizes the powers of two between the smallest and the largest of
+// --batch (default 1 to 65536): host-to-host latency as a caller sees it, and device-only time.
+void run_cuda_bench(const BenchOptions& o) {
+#ifdef TTLPRED_WITH_CUDA
+  if (!o.model.empty()) throw Error("--device cuda benchmarks a random model of --shape; --model is CPU only");
+  cuda::GpuBenchOptions g;
+  const auto shape = parse_positive_list(o.shape, "--shape", 1u << 20);
+  g.shape.assign(shape.begin(), shape.end());
+  if (o.variants != "all") {
+    std::stringstream in(o.variants);
+    for (std::string v; std::getline(in, v, ',');)
+      if (!v.empty()) g.variants.push_back(v);
+  }
+  if (o.batch_given) {
+    const auto b = parse_positive_list(o.batches, "--batch", std::size_t{1} << 24);
+    g.min_batch = *std::min_element(b.begin(), b.end());
+    g.max_batch = *std::max_element(b.begin(), b.end());
+  }
+  g.seconds_per_point = o.seconds;
+  if (cuda::cuda_device_count() <= g.device) throw Error("--device cuda: no CUDA GPU is visible");
+  std::ostringstream table, lines;
+  cuda::run_gpu_bench(g, o.json ? static_cast<std::ostream&>(table) : std::cout, lines);
+  if (!o.json) return;
+  nlohmann::json j;
+  j["device"] = "cuda";
+  j["results"] = nlohmann::json::array();
+  j["roofline"] = nlohmann::json::array();
+  std::istringstream in(lines.str());
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    nlohmann::json row = nlohmann::json::parse(line);
+    row["threads"] = 1;
+    (row.contains("roofline") ? j["roofline"] : j["results"]).push_back(std::move(row));
+  }
+  std::printf("%s\n", j.dump(2).c_str());
+#else
+  (void)o;
+  throw Error("--device cuda: this build has no CUDA backend (configure with -DTTLPRED_CUDA=ON)");
+#endif
+}
+
 void run_bench(const BenchOptions& o) {
+  if (o.device == "cuda") return run_cuda_bench(o);
+  if (o.device != "cpu") throw Error("--device must be cpu or cuda, not '" + o.device + "'");
   if (o.threads < 1 || o.threads > 256) throw Error("--threads must be between 1 and 256");
   if (!(o.seconds > 0.0) || o.seconds > 60.0) throw Error("--seconds must be in (0, 60]");
   if (o.clock != "wall" && o.clock != "thread") throw Error("--clock must be wall or thread, not '" + o.clock + "'");
@@ -236,7 +289,14 @@ void add_bench_command(CLI::App& app) {
                   "oneDNN peers with more than one thread need wall)")
       ->capture_default_str();
   cmd->add_flag("--no-peers", opts->no_peers, "skip the oneDNN peers");
-  cmd->callback([opts] { run_bench(*opts); });
+  cmd->add_option("--device", opts->device,
+                  "cpu, or cuda (the CUDA backend: batch 1 to 65536 unless --batch is given, host-to-host and "
+                  "device-only time)")
+      ->capture_default_str();
+  cmd->callback([opts, cmd] {
+    opts->batch_given = cmd->count("--batch") > 0;
+    run_bench(*opts);
+  });
 }
 
 }  // namespace ttlpred::cli
