@@ -52,7 +52,10 @@ std::vector<std::uint32_t> parse_widths(const std::string& text, const char* opt
 
 PredictorOptions predictor_options(const std::string& variant, const std::string& isa, double alpha) {
   PredictorOptions o;
-  o.variant = engine::variant_from_name(variant);
+  if (variant == "auto")
+    o.variant_from_model = true;
+  else
+    o.variant = engine::variant_from_name(variant);
   if (!isa.empty()) o.isa = engine::isa_from_name(isa);
   o.alpha = alpha;
   return o;

@@ -14,7 +14,7 @@ namespace ttlpred::cli {
 namespace {
 
 struct EvalOptions {
-  std::string model, data, variant = "fp32-fused", isa;
+  std::string model, data, variant = "auto", isa;
   double split = 0.8, alpha = 0.01;
   bool json = false;
 };
@@ -24,12 +24,13 @@ void run_eval(const EvalOptions& o) {
   const ChronologicalSplit split = chronological_split(load_trace(o.data, o.json), o.split);
   const Evaluation e = evaluate(predictor, split);
   if (!o.json) {
-    std::printf("model %s on %s (variant %s on %s, alpha %.3g)\n", o.model.c_str(), o.data.c_str(), o.variant.c_str(),
+    std::printf("model %s on %s (variant %s on %s, alpha %.3g)\n", o.model.c_str(), o.data.c_str(),
+                std::string(engine::variant_name(predictor.plan().variant())).c_str(),
                 std::string(engine::isa_name(predictor.plan().isa())).c_str(), o.alpha);
     return print_evaluation(stdout, e);
   }
   nlohmann::json j = evaluation_json(e);
-  j["variant"] = o.variant;
+  j["variant"] = std::string(engine::variant_name(predictor.plan().variant()));
   j["isa"] = std::string(engine::isa_name(predictor.plan().isa()));
   j["alpha"] = o.alpha;
   std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
@@ -43,7 +44,8 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--model", o->model, "model file")->required();
   cmd->add_option("--data", o->data, "trace file")->required();
   cmd->add_option("--split", o->split, "fraction of eligible jobs the model was trained on")->capture_default_str();
-  cmd->add_option("--variant", o->variant, "engine variant (fp32, fp32-fused, fp16, bf16, int8-dynamic, int8-static, ...)")
+  cmd->add_option("--variant", o->variant, "engine variant (fp32, fp32-fused, fp16, bf16, int8-dynamic, int8-static, fp16-2:4, int8-2:4), or auto: the "
+                  "one the model was made for (fp32-fused unless it was fine-tuned with --qat/--sparsity)")
       ->capture_default_str();
   cmd->add_option("--isa", o->isa, "pin an instruction set (scalar, avx2, avx512, avx512vnni)");
   cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();

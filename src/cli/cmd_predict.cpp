@@ -17,7 +17,7 @@ namespace ttlpred::cli {
 namespace {
 
 struct PredictOptions {
-  std::string model, data, out, format = "csv", variant = "fp32-fused", isa;
+  std::string model, data, out, format = "csv", variant = "auto", isa;
   double alpha = 0.01;
 };
 
@@ -62,7 +62,7 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--data", o->data, "trace file")->required();
   cmd->add_option("--out", o->out, "output file (default: standard output)");
   cmd->add_option("--format", o->format, "csv or jsonl")->capture_default_str();
-  cmd->add_option("--variant", o->variant, "engine variant")->capture_default_str();
+  cmd->add_option("--variant", o->variant, "engine variant, or auto: the one the model was made for")->capture_default_str();
   cmd->add_option("--isa", o->isa, "pin an instruction set");
   cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();
   cmd->callback([o] { run_predict(*o); });

@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "engine/variant.hpp"
 #include "serve/http_server.hpp"
@@ -18,7 +19,7 @@ namespace ttlpred::cli {
 namespace {
 
 struct ServeOptions {
-  std::string model, listen = "127.0.0.1:8080", variant = "fp32-fused", journal, admin_token;
+  std::string model, listen = "127.0.0.1:8080", variant = "auto", journal, admin_token;
   double alpha = 0.01;
   std::size_t threads = 8, max_batch = 4096, max_body = 4u << 20;
   std::uint64_t snapshot_every = 100000;
@@ -39,8 +40,7 @@ void split_listen(const std::string& listen, std::string& host, int& port) {
 void run_serve(const ServeOptions& o) {
   serve::ServiceOptions so;
   so.model_path = o.model;
-  so.predictor.variant = engine::variant_from_name(o.variant);
-  so.predictor.alpha = o.alpha;
+  so.predictor = predictor_options(o.variant, "", o.alpha);
   so.journal_dir = o.journal;
   so.max_batch = o.max_batch;
   so.snapshot_every = o.snapshot_every;
@@ -101,7 +101,8 @@ void add_serve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("serve", "Serve predictions to the job broker over HTTP/JSON (docs/service.md)");
   cmd->add_option("--model", o->model, "model file")->required();
   cmd->add_option("--listen", o->listen, "HOST:PORT (port 0: any free port, printed at start)")->capture_default_str();
-  cmd->add_option("--variant", o->variant, "inference variant (fp32, fp32-fused, fp16, bf16, int8-dynamic, ...)")
+  cmd->add_option("--variant", o->variant, "inference variant (fp32, fp32-fused, fp16, bf16, int8-dynamic, ...), or auto: the one each loaded model "
+                  "was made for")
       ->capture_default_str();
   cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL, in (0, 1)")->capture_default_str();
   cmd->add_option("--journal", o->journal,

@@ -3,10 +3,25 @@
 #include <algorithm>
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/compile_model_file.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred {
+
+engine::Variant model_made_for(const ModelFile& model) {
+  // Written by fit_model; older files and hand-made models lack it.
+  const auto meta = nlohmann::json::parse(model.meta.metrics_json, nullptr, false);
+  if (meta.is_object() && meta.contains("safe_ttl_variant") && meta["safe_ttl_variant"].is_string()) {
+    try {
+      return engine::variant_from_name(meta["safe_ttl_variant"].get<std::string>());
+    } catch (const Error&) {
+      // a variant this build does not know: fall through to the default
+    }
+  }
+  return engine::Variant::Fp32Fused;
+}
 
 Predictor::Predictor(ModelFile model, const PredictorOptions& options, const std::string& what)
     : model_(std::make_shared<const ModelFile>(std::move(model))), options_(options) {
@@ -16,9 +31,10 @@ Predictor::Predictor(ModelFile model, const PredictorOptions& options, const std
     throw Error(what + ": the encoder (" + std::to_string(encoder_->dense_width()) + " dense, " +
                 std::to_string(encoder_->cat_width()) + " categorical) does not match the network (" +
                 std::to_string(model_->mlp.dense_inputs) + ", " + std::to_string(model_->mlp.embeddings.size()) + ")");
+  if (options.variant_from_model) options_.variant = model_made_for(*model_);
   engine::CompileOptions co;
   co.isa = options.isa;
-  plan_ = engine::compile(*model_, options.variant, co, what);
+  plan_ = engine::compile(*model_, options_.variant, co, what);
 
   group_cat_ = category_position(model_->safe_ttl.group_column, what);
 }

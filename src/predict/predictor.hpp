@@ -25,6 +25,9 @@ namespace ttlpred {
 
 struct PredictorOptions {
   engine::Variant variant = engine::Variant::Fp32Fused;
+  // Run the variant the model was made for (model_made_for) instead of `variant`: what the
+  // CLI's `--variant auto` means, resolved per model (also on a service's hot reload).
+  bool variant_from_model = false;
   std::optional<engine::Isa> isa;  // default: the best the host supports
   double alpha = 0.01;             // target kill rate of the safe TTL
 };
@@ -33,6 +36,10 @@ struct Prediction {
   double expected_wall_s = 0;  // capped at the requested TTL when the job has one
   double safe_ttl_s = 0;       // conformal upper bound at level alpha, capped likewise
 };
+
+// The engine variant a model file was made for: the one its safe TTL was calibrated on
+// (int8-static for a QAT model, fp16-2:4 / int8-2:4 for sparsity-trained ones), else fp32-fused.
+engine::Variant model_made_for(const ModelFile& model);
 
 class Predictor {
  public:

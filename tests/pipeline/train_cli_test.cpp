@@ -37,6 +37,11 @@ TEST(TrainCommand, FineTunesForCompressedVariantsThatEvalScores) {
   const auto j = nlohmann::json::parse(out.substr(out.find('{')));
   EXPECT_GT(j.at("rows_scored").get<int>(), 500);
   EXPECT_LT(j.at("rmse_hours").get<double>(), 0.5 * j.at("baseline_rmse_hours").get<double>());
+  // Without --variant, eval runs the variant the model was made for.
+  ASSERT_EQ(test::run_cli("eval --model " + tuned + " --data " + trace + " --split 0.8 --json", &out), 0) << out;
+  EXPECT_EQ(nlohmann::json::parse(out.substr(out.find('{'))).at("variant"), "int8-2:4");
+  ASSERT_EQ(test::run_cli("eval --model " + base + " --data " + trace + " --split 0.8 --json", &out), 0) << out;
+  EXPECT_EQ(nlohmann::json::parse(out.substr(out.find('{'))).at("variant"), "fp32-fused");
 }
 
 }  // namespace
