@@ -59,7 +59,8 @@ struct EncoderOptions {
   // Submit for prediction at submission. Outcome is always refused.
   Phase max_phase = Phase::Match;
   // Explicit feature fields; empty = the default set (every Submit/Match field with values in
-  // the training rows, minus identifiers: job_id, master_job_id, submit_time).
+  // the training rows, minus identifiers: job_id, master_job_id, submit_time, and names of
+  // productions, releases and runs: production_tag, package, pass_name, anchor_run).
   std::vector<Field> fields;
 };
 
@@ -107,7 +108,7 @@ class FeatureEncoder {
 };
 
 // The default feature fields of a table: Submit/Match fields with values in `rows`, minus
-// identifiers, up to `max_phase`.
+// identifiers and drifting names (see EncoderOptions::fields), up to `max_phase`.
 std::vector<Field> default_feature_fields(const JobTable& t, std::span<const std::size_t> rows, Phase max_phase);
 
 // Throws Error when `f` may not be a feature (outcome phase, or past max_phase).

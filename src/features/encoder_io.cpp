@@ -9,7 +9,9 @@ namespace ttlpred {
 namespace {
 
 constexpr std::string_view kMagic = "TTLENC";
-constexpr std::uint32_t kVersion = 1;
+// Version 2: the history configuration carries work fields (features/history.hpp); version 1
+// encoders still load, with none.
+constexpr std::uint32_t kVersion = 2;
 
 Field read_field(BinaryReader& r) {
   const auto f = r.get<std::uint8_t>();
@@ -90,7 +92,7 @@ FeatureEncoder FeatureEncoder::from_bytes(const std::vector<std::uint8_t>& bytes
   }
 
   const auto hw = r.get<std::uint64_t>();
-  e.history_config_ = HistoryConfig::read(r);
+  e.history_config_ = HistoryConfig::read(r, opened.version);
   if (hw != e.history_config_.width() && !(hw == 0 && e.history_config_.keys.empty()))
     r.fail("encoder: " + std::to_string(hw) + " history features do not match the history configuration");
   e.history_width_ = hw;

@@ -57,25 +57,59 @@ inline constexpr std::size_t kRatioHistoryStats = 8;  // with them
 inline constexpr std::uint32_t kMaxLastK = 16;
 inline constexpr double kMaxWallOverRequest = 10.0;  // caps ratios from tiny requests
 
+// Work-rate statistics ("seconds per unit of work"). A job's work in a work field is the
+// field's value (events, input bytes, input files: known at submission) divided by the job's
+// host speed when the configuration says so (known at match time); the work is unknown when
+// the value (or the speed) is missing or not > 0. For every work field of the configuration
+// and every key, after the statistics above:
+// With r = exp(mean of log(wall / work) over the key's finished jobs whose work was known)
+// (their typical seconds per unit of work; walls under 1 s count as 1 s):
+enum class WorkStat : std::uint8_t {
+  LogRateTimesWork,    // log1p(r x this job's work): a direct run-time estimate, log scale
+  RateTimesWorkHours,  // r x this job's work / 3600: the same estimate on the target's scale
+};
+inline constexpr std::size_t kWorkStatsPerField = 2;
+inline constexpr std::size_t kMaxWorkFields = 3;
+// The fields that may measure work, in the order for_table() lists them.
+inline constexpr std::array<Field, kMaxWorkFields> kWorkFieldCandidates = {Field::Events, Field::InputBytes,
+                                                                          Field::InputFiles};
+
+// A job's own numbers that the statistics read besides its keys: its request and its
+// work in each work field of the configuration (NaN: unknown).
+struct JobAmounts {
+  double requested_ttl_s = kMissingNumber;
+  std::array<double, kMaxWorkFields> work{kMissingNumber, kMissingNumber, kMissingNumber};
+};
+
 struct HistoryConfig {
   std::vector<HistoryKey> keys;  // output order: keys[0]'s stats first
   std::uint32_t last_k = 5;      // 1 .. kMaxLastK
   double ewma_alpha = 0.3;       // (0, 1]
   bool ratio_stats = false;      // wall / requested-TTL statistics (when requests are known)
+  std::vector<Field> work_fields;  // work-rate statistics per field (kWorkFieldCandidates)
+  bool work_per_speed = false;     // work = field value / host_speed (a match-time field)
 
   // Every key whose column(s) have values in `t` (All always), ratio stats when `t` has
-  // requested TTLs. This is the default feature set for a trace.
+  // requested TTLs, work-rate stats for each work field with a value > 0 in `t` (per host
+  // speed when `t` has host speeds). This is the default feature set for a trace.
   static HistoryConfig for_table(const JobTable& t, std::uint32_t last_k = 5, double ewma_alpha = 0.3);
 
-  std::size_t stats_per_key() const { return ratio_stats ? kRatioHistoryStats : kBaseHistoryStats; }
+  std::size_t stats_per_key() const {
+    return (ratio_stats ? kRatioHistoryStats : kBaseHistoryStats) + kWorkStatsPerField * work_fields.size();
+  }
+  // Offset of the work statistics within one key's block.
+  std::size_t work_offset() const { return ratio_stats ? kRatioHistoryStats : kBaseHistoryStats; }
+  // A record's request and work amounts under this configuration.
+  JobAmounts amounts_of(const JobRecord& r) const;
   std::size_t width() const { return keys.size() * stats_per_key(); }
   // "h_user_log_mean_k", ... in output order (for reports).
   std::vector<std::string> feature_names() const;
   // Throws Error naming the bad setting.
   void validate() const;
 
+  // Format version 2 added the work fields; version 1 configurations have none.
   void write(BinaryWriter& w) const;
-  static HistoryConfig read(BinaryReader& r);  // validates
+  static HistoryConfig read(BinaryReader& r, std::uint32_t format_version);  // validates
   bool operator==(const HistoryConfig&) const = default;
 };
 
@@ -89,7 +123,14 @@ struct KeyHistory {
   std::uint64_t ratio_count = 0;
   std::uint32_t ratio_pos = 0;
   std::array<float, kMaxLastK> recent_ratio{};
+  // One per work field of the configuration: log(wall / work) of the jobs whose work was known.
+  struct Work {
+    std::uint64_t count = 0;
+    double sum_log_rate = 0;
+  };
+  std::array<Work, kMaxWorkFields> work{};
 };
+
 
 // Which keys one job has, as hashes (present[k] false: the job has no value for key k).
 struct JobKeys {
@@ -113,9 +154,9 @@ class HistoryState {
   // Writes width() floats for a job about to run. No heap allocation.
   void features(const JobRecord& job, float* out) const;
 
-  // The same, from precomputed key hashes (the batch walk uses these).
-  bool observe(const JobKeys& keys, double wall_s, double requested_ttl_s);
-  void features(const JobKeys& keys, double requested_ttl_s, float* out) const;
+  // The same, from precomputed key hashes and amounts (the batch walk uses these).
+  bool observe(const JobKeys& keys, double wall_s, const JobAmounts& amounts);
+  void features(const JobKeys& keys, const JobAmounts& amounts, float* out) const;
 
   // A sealed container (magic "TTLHIST"); from_bytes refuses truncated or corrupted input.
   std::vector<std::uint8_t> to_bytes() const;

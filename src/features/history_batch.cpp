@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <queue>
+#include <span>
 #include <tuple>
 #include <utility>
 
@@ -63,7 +64,7 @@ class TableKeys {
   }
 
   const JobTable& t_;
-  std::array<std::vector<std::uint64_t>, 6> single_;
+  std::array<std::vector<std::uint64_t>, kSingles.size()> single_;
   std::vector<std::uint64_t> type_, package_;
   std::uint64_t empty_ = keyhash::of_string("");
 };
@@ -84,11 +85,23 @@ HistoryMatrix compute_history(const JobTable& t, HistoryState& state) {
   const auto wait = t.num(Field::WaitTime);
   const auto wall = t.num(Field::WallTime);
   const auto requested = t.num(Field::RequestedTtl);
+  const HistoryConfig& cfg = state.config();
+  std::array<std::span<const double>, kMaxWorkFields> work_col;
+  for (std::size_t w = 0; w < cfg.work_fields.size(); ++w) work_col[w] = t.num(cfg.work_fields[w]);
+  const auto speed = t.num(Field::HostSpeed);
+  // HistoryConfig::amounts_of() for a table row; must agree with it exactly.
+  auto amounts = [&](std::size_t row) {
+    JobAmounts a;
+    a.requested_ttl_s = requested[row];
+    const double s = cfg.work_per_speed ? speed[row] : 1.0;
+    for (std::size_t w = 0; w < cfg.work_fields.size(); ++w) a.work[w] = work_col[w][row] / s;
+    return a;
+  };
 
   const TableKeys keys(t);
 
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
-  auto feed = [&](std::size_t row) { state.observe(keys(row), wall[row], requested[row]); };
+  auto feed = [&](std::size_t row) { state.observe(keys(row), wall[row], amounts(row)); };
   auto enqueue = [&](std::size_t row) {
     if (!(wall[row] >= 0.0) || !std::isfinite(wall[row])) return;  // never finishes as far as we know
     const double w = std::isnan(wait[row]) || wait[row] < 0 ? 0.0 : wait[row];
@@ -108,14 +121,14 @@ HistoryMatrix compute_history(const JobTable& t, HistoryState& state) {
     }
     for (std::size_t i = g; i < end; ++i) {
       const std::size_t row = order[i];
-      state.features(keys(row), requested[row], m.values.data() + row * m.width);
+      state.features(keys(row), amounts(row), m.values.data() + row * m.width);
     }
     for (std::size_t i = g; i < end; ++i) enqueue(order[i]);
     g = end;
   }
   // Jobs without a submit time cannot be placed in time: empty history, never fed.
   JobKeys none;
-  for (; g < order.size(); ++g) state.features(none, std::numeric_limits<double>::quiet_NaN(), m.values.data() + order[g] * m.width);
+  for (; g < order.size(); ++g) state.features(none, JobAmounts{}, m.values.data() + order[g] * m.width);
   // Everything still running has finished by now: a service would know it.
   while (!pending.empty()) {
     feed(std::get<2>(pending.top()));

@@ -1,4 +1,5 @@
 // History keys, their names, which keys a table supports, and how a record maps to key hashes.
+#include <algorithm>
 #include <cmath>
 
 #include "features/history.hpp"
@@ -38,6 +39,11 @@ HistoryConfig HistoryConfig::for_table(const JobTable& t, std::uint32_t last_k, 
   c.last_k = last_k;
   c.ewma_alpha = ewma_alpha;
   c.ratio_stats = t.has_values(Field::RequestedTtl);
+  for (Field f : kWorkFieldCandidates) {
+    const auto col = t.num(f);
+    if (std::any_of(col.begin(), col.end(), [](double v) { return v > 0.0 && std::isfinite(v); })) c.work_fields.push_back(f);
+  }
+  c.work_per_speed = !c.work_fields.empty() && t.has_values(Field::HostSpeed);
   for (std::size_t i = 0; i < kNumHistoryKeys; ++i) {
     const auto k = static_cast<HistoryKey>(i);
     bool has = false;
@@ -56,9 +62,16 @@ HistoryConfig HistoryConfig::for_table(const JobTable& t, std::uint32_t last_k, 
 std::vector<std::string> HistoryConfig::feature_names() const {
   std::vector<std::string> names;
   names.reserve(width());
-  for (auto k : keys)
-    for (std::size_t s = 0; s < stats_per_key(); ++s)
-      names.push_back("h_" + std::string(history_key_name(k)) + "_" + std::string(kStatNames[s]));
+  const std::size_t fixed = work_offset();
+  for (auto k : keys) {
+    const std::string prefix = "h_" + std::string(history_key_name(k)) + "_";
+    for (std::size_t s = 0; s < fixed; ++s) names.push_back(prefix + std::string(kStatNames[s]));
+    for (Field f : work_fields) {
+      const std::string field(info(f).name);
+      names.push_back(prefix + "log_rate_x_" + field);
+      names.push_back(prefix + "rate_x_" + field + "_hours");
+    }
+  }
   return names;
 }
 
@@ -74,6 +87,25 @@ void HistoryConfig::validate() const {
     if (seen[i]) throw Error("history: key '" + std::string(history_key_name(k)) + "' listed twice");
     seen[i] = true;
   }
+  if (work_fields.size() > kMaxWorkFields)
+    throw Error("history: at most " + std::to_string(kMaxWorkFields) + " work fields, got " + std::to_string(work_fields.size()));
+  for (std::size_t i = 0; i < work_fields.size(); ++i) {
+    const Field f = work_fields[i];
+    if (std::find(kWorkFieldCandidates.begin(), kWorkFieldCandidates.end(), f) == kWorkFieldCandidates.end())
+      throw Error("history: field number " + std::to_string(static_cast<int>(f)) +
+                  " cannot measure work (events, input_bytes or input_files)");
+    if (std::find(work_fields.begin(), work_fields.begin() + static_cast<std::ptrdiff_t>(i), f) != work_fields.begin() + static_cast<std::ptrdiff_t>(i))
+      throw Error("history: work field '" + std::string(info(f).name) + "' listed twice");
+  }
+  if (work_per_speed && work_fields.empty()) throw Error("history: work per host speed without work fields");
+}
+
+JobAmounts HistoryConfig::amounts_of(const JobRecord& r) const {
+  JobAmounts a;
+  a.requested_ttl_s = r[Field::RequestedTtl];
+  const double speed = work_per_speed ? r[Field::HostSpeed] : 1.0;
+  for (std::size_t w = 0; w < work_fields.size(); ++w) a.work[w] = r[work_fields[w]] / speed;
+  return a;
 }
 
 void HistoryConfig::write(BinaryWriter& w) const {
@@ -83,9 +115,13 @@ void HistoryConfig::write(BinaryWriter& w) const {
   std::vector<std::uint8_t> k;
   for (auto key : keys) k.push_back(static_cast<std::uint8_t>(key));
   w.put_vector(k);
+  std::vector<std::uint8_t> wf;
+  for (auto f : work_fields) wf.push_back(static_cast<std::uint8_t>(f));
+  w.put_vector(wf);
+  w.put<std::uint8_t>(work_per_speed ? 1 : 0);
 }
 
-HistoryConfig HistoryConfig::read(BinaryReader& r) {
+HistoryConfig HistoryConfig::read(BinaryReader& r, std::uint32_t format_version) {
   HistoryConfig c;
   c.last_k = r.get<std::uint32_t>();
   c.ewma_alpha = r.get<double>();
@@ -93,6 +129,15 @@ HistoryConfig HistoryConfig::read(BinaryReader& r) {
   if (ratio > 1) r.fail("history config: bad ratio flag");
   c.ratio_stats = ratio == 1;
   for (auto k : r.get_vector<std::uint8_t>(kNumHistoryKeys)) c.keys.push_back(static_cast<HistoryKey>(k));
+  if (format_version >= 2) {
+    for (auto f : r.get_vector<std::uint8_t>(kMaxWorkFields)) {
+      if (f >= kNumFields) r.fail("history config: unknown work field number " + std::to_string(f));
+      c.work_fields.push_back(static_cast<Field>(f));
+    }
+    const auto per_speed = r.get<std::uint8_t>();
+    if (per_speed > 1) r.fail("history config: bad work-per-speed flag");
+    c.work_per_speed = per_speed == 1;
+  }
   try {
     c.validate();
   } catch (const Error& e) {

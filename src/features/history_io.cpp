@@ -9,7 +9,9 @@ namespace ttlpred {
 namespace {
 
 constexpr std::string_view kMagic = "TTLHIST";
-constexpr std::uint32_t kVersion = 1;
+// Version 2 added the work-rate statistics (configuration and per-key entries); version 1
+// files still load, with no work fields.
+constexpr std::uint32_t kVersion = 2;
 
 void put_ring(BinaryWriter& w, const std::array<float, kMaxLastK>& ring, std::uint32_t k) {
   for (std::uint32_t i = 0; i < k; ++i) w.put<float>(ring[i]);
@@ -43,6 +45,11 @@ std::vector<std::uint8_t> HistoryState::to_bytes() const {
     w.put<std::uint64_t>(h.ratio_count);
     w.put<std::uint32_t>(h.ratio_pos);
     put_ring(w, h.recent_ratio, cfg_.last_k);
+    for (std::size_t i = 0; i < cfg_.work_fields.size(); ++i) {
+      const KeyHistory::Work& hw = h.work[i];
+      w.put<std::uint64_t>(hw.count);
+      w.put<double>(hw.sum_log_rate);
+    }
   }
   return seal_container(kMagic, kVersion, w.bytes());
 }
@@ -50,7 +57,7 @@ std::vector<std::uint8_t> HistoryState::to_bytes() const {
 HistoryState HistoryState::from_bytes(const std::vector<std::uint8_t>& bytes, const std::string& what) {
   const auto opened = open_container(bytes, kMagic, kVersion, what);
   BinaryReader r(opened.payload, what);
-  HistoryState s(HistoryConfig::read(r));
+  HistoryState s(HistoryConfig::read(r, opened.version));
   const std::uint32_t k = s.cfg_.last_k;
   s.observed_ = r.get<std::uint64_t>();
   const auto n = r.get<std::uint64_t>();
@@ -70,7 +77,14 @@ HistoryState HistoryState::from_bytes(const std::vector<std::uint8_t>& bytes, co
     h.ratio_count = r.get<std::uint64_t>();
     h.ratio_pos = r.get<std::uint32_t>();
     get_ring(r, h.recent_ratio, k);
-    if (h.count == 0 || h.ring_pos >= k || h.ratio_pos >= k || h.ratio_count > h.count || !std::isfinite(h.ewma))
+    bool work_ok = true;
+    for (std::size_t w = 0; w < s.cfg_.work_fields.size(); ++w) {
+      KeyHistory::Work& hw = h.work[w];
+      hw.count = r.get<std::uint64_t>();
+      hw.sum_log_rate = r.get<double>();
+      work_ok = work_ok && hw.count <= h.count && std::isfinite(hw.sum_log_rate);
+    }
+    if (!work_ok || h.count == 0 || h.ring_pos >= k || h.ratio_pos >= k || h.ratio_count > h.count || !std::isfinite(h.ewma))
       r.fail("history: key entry " + std::to_string(i) + " is inconsistent");
     if (!s.keys_.emplace(key, h).second) r.fail("history: key entry " + std::to_string(i) + " is duplicated");
   }

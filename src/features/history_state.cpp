@@ -29,14 +29,23 @@ void push_ring(std::array<float, kMaxLastK>& ring, std::uint32_t& pos, std::uint
 HistoryState::HistoryState(HistoryConfig cfg) : cfg_(std::move(cfg)) { cfg_.validate(); }
 
 bool HistoryState::observe(const JobRecord& finished) {
-  return observe(job_keys(finished), finished[Field::WallTime], finished[Field::RequestedTtl]);
+  return observe(job_keys(finished), finished[Field::WallTime], cfg_.amounts_of(finished));
 }
 
-bool HistoryState::observe(const JobKeys& keys, double wall_s, double requested_ttl_s) {
+bool HistoryState::observe(const JobKeys& keys, double wall_s, const JobAmounts& amounts) {
   if (!(wall_s >= 0.0) || !std::isfinite(wall_s)) return false;
+  const double requested_ttl_s = amounts.requested_ttl_s;
   const bool has_ratio = requested_ttl_s > 0.0 && std::isfinite(requested_ttl_s);
   const double ratio = has_ratio ? std::min(wall_s / requested_ttl_s, kMaxWallOverRequest) : 0.0;
   const double log_wall = std::log1p(wall_s);
+  // log(wall / work) per work field; walls under a second count as one second.
+  const std::size_t n_work = cfg_.work_fields.size();
+  std::array<double, kMaxWorkFields> log_rate{};
+  std::array<bool, kMaxWorkFields> has_work{};
+  for (std::size_t w = 0; w < n_work; ++w) {
+    has_work[w] = amounts.work[w] > 0.0 && std::isfinite(amounts.work[w]);
+    if (has_work[w]) log_rate[w] = std::log(std::max(wall_s, 1.0)) - std::log(amounts.work[w]);
+  }
   for (auto key : cfg_.keys) {
     const auto i = static_cast<std::size_t>(key);
     if (!keys.present[i]) continue;
@@ -56,17 +65,25 @@ bool HistoryState::observe(const JobKeys& keys, double wall_s, double requested_
       ++h.ratio_count;
       push_ring(h.recent_ratio, h.ratio_pos, cfg_.last_k, ratio);
     }
+    for (std::size_t w = 0; w < n_work; ++w) {
+      if (!has_work[w]) continue;
+      KeyHistory::Work& hw = h.work[w];
+      ++hw.count;
+      hw.sum_log_rate += log_rate[w];
+    }
   }
   ++observed_;
   return true;
 }
 
 void HistoryState::features(const JobRecord& job, float* out) const {
-  features(job_keys(job), job[Field::RequestedTtl], out);
+  features(job_keys(job), cfg_.amounts_of(job), out);
 }
 
-void HistoryState::features(const JobKeys& keys, double requested_ttl_s, float* out) const {
+void HistoryState::features(const JobKeys& keys, const JobAmounts& amounts, float* out) const {
+  const double requested_ttl_s = amounts.requested_ttl_s;
   const std::size_t per_key = cfg_.stats_per_key();
+  const std::size_t n_work = cfg_.work_fields.size(), work_at = cfg_.work_offset();
   const bool has_request = requested_ttl_s > 0.0 && std::isfinite(requested_ttl_s);
   for (auto key : cfg_.keys) {
     const auto i = static_cast<std::size_t>(key);
@@ -87,6 +104,16 @@ void HistoryState::features(const JobKeys& keys, double requested_ttl_s, float* 
         out[static_cast<int>(HistoryStat::RatioMeanLastK)] = static_cast<float>(r);
         if (has_request)
           out[static_cast<int>(HistoryStat::LogRatioTimesRequest)] = static_cast<float>(std::log1p(r * requested_ttl_s));
+      }
+      for (std::size_t w = 0; w < n_work; ++w) {
+        const KeyHistory::Work& hw = h->work[w];
+        const double work = amounts.work[w];
+        if (hw.count == 0 || !(work > 0.0) || !std::isfinite(work)) continue;
+        float* o = out + work_at + kWorkStatsPerField * w;
+        const double mean_all = hw.sum_log_rate / static_cast<double>(hw.count);
+        const double estimate_s = std::exp(mean_all) * work;
+        o[static_cast<int>(WorkStat::LogRateTimesWork)] = static_cast<float>(std::log1p(estimate_s));
+        o[static_cast<int>(WorkStat::RateTimesWorkHours)] = static_cast<float>(estimate_s / 3600.0);
       }
     }
     out += per_key;

@@ -133,8 +133,27 @@ TEST(Encoder, RefusesOutcomeFieldsAndLateFields) {
     EXPECT_NE(f, Field::MasterJobId);
     EXPECT_NE(f, Field::SubmitTime);
   }
-  EXPECT_EQ(fields, (std::vector<Field>{Field::User, Field::JobType, Field::Package, Field::Queue, Field::CpuCores,
-                                         Field::InputBytes, Field::RequestedTtl, Field::WaitTime, Field::Site, Field::CpuMhz}));
+  // package (in the table) is a drifting name: left out, like production_tag, pass_name, anchor_run.
+  EXPECT_EQ(fields, (std::vector<Field>{Field::User, Field::JobType, Field::Queue, Field::CpuCores,
+                                         Field::InputFiles, Field::InputBytes, Field::Events, Field::RequestedTtl,
+                                         Field::WaitTime, Field::Site, Field::CpuMhz, Field::HostSpeed}));
+
+  // History work rates per host speed read a match-time field: refused at submission time.
+  const HistoryConfig hcfg = HistoryConfig::for_table(t);
+  ASSERT_TRUE(hcfg.work_per_speed);
+  const HistoryMatrix hm = compute_history(t, hcfg);
+  auto at_submit = only({Field::CpuCores});
+  at_submit.max_phase = Phase::Submit;
+  try {
+    FeatureEncoder::fit(t, rows, &hm, &hcfg, at_submit);
+    FAIL() << "work rates per host speed accepted at submission";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("host_speed"), std::string::npos) << e.what();
+  }
+  HistoryConfig submit_cfg = hcfg;
+  submit_cfg.work_per_speed = false;
+  const HistoryMatrix hm2 = compute_history(t, submit_cfg);
+  EXPECT_EQ(FeatureEncoder::fit(t, rows, &hm2, &submit_cfg, at_submit).history_width(), submit_cfg.width());
 }
 
 // A fitted encoder over the random table, with history features, trained on the first 70%.
@@ -234,15 +253,37 @@ TEST(Encoder, RefusesTruncatedCorruptedFutureOrLeakingBytes) {
   EXPECT_THROW(FeatureEncoder::from_bytes(corrupted, "encoder section"), Error);
 
   // A well-sealed payload that names an outcome field is refused too.
-  auto payload = open_container(bytes, "TTLENC", 1, "x").payload;
+  auto payload = open_container(bytes, "TTLENC", 2, "x").payload;
   ASSERT_EQ(f.encoder.dense_columns()[0].source, DenseSource::Field);
   payload[9] = static_cast<std::uint8_t>(Field::WallTime);  // u64 count, u8 source, u8 field
   try {
-    FeatureEncoder::from_bytes(seal_container("TTLENC", 1, payload), "encoder section");
+    FeatureEncoder::from_bytes(seal_container("TTLENC", 2, payload), "encoder section");
     FAIL() << "outcome field accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("wall_s"), std::string::npos) << e.what();
   }
+}
+
+// Version 1 encoders (model files written before the work-rate statistics) still load: their
+// history configuration has no work fields, and they encode exactly as before.
+TEST(Encoder, LoadsVersionOneBytes) {
+  Fitted f{test::random_feature_table(400, 3), {}, {}, {}};
+  f.history_config = HistoryConfig::for_table(f.table);
+  f.history_config.work_fields.clear();
+  f.history_config.work_per_speed = false;
+  f.history = compute_history(f.table, f.history_config);
+  const auto rows = all_rows(f.table);
+  f.encoder = FeatureEncoder::fit(f.table, rows, &f.history, &f.history_config);
+  // The version 2 payload ends with the history configuration's work fields (u64 count 0)
+  // and per-speed flag (u8); version 1 ends before them.
+  auto payload = open_container(f.encoder.to_bytes(), "TTLENC", 2, "x").payload;
+  payload.resize(payload.size() - 9);
+  const FeatureEncoder old = FeatureEncoder::from_bytes(seal_container("TTLENC", 1, payload), "v1 encoder");
+  EXPECT_EQ(old.history_config(), f.history_config);
+  EXPECT_EQ(old.to_bytes(), f.encoder.to_bytes());
+  const auto a = f.encoder.encode_batch(f.table, rows, &f.history);
+  const auto b = old.encode_batch(f.table, rows, &f.history);
+  EXPECT_TRUE(test::same_bits(a.dense.data(), b.dense.data(), a.dense.size()));
 }
 
 TEST(Encoder, RefusesMismatchedHistory) {

@@ -25,6 +25,10 @@ inline JobTable random_feature_table(std::size_t rows, unsigned seed) {
   std::vector<std::string> rare;  // values seen once: below any min-frequency
   for (std::size_t i = 0; i < rows; ++i) rare.push_back(named("rare", i));
 
+  // Work amounts come from a second generator, so the columns above keep their values.
+  std::mt19937_64 rng_work(seed * 7919 + 17);
+  auto uni_work = [&](double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng_work); };
+
   JobTable t;
   JobRecord r;
   for (std::size_t i = 0; i < rows; ++i) {
@@ -47,6 +51,12 @@ inline JobTable random_feature_table(std::size_t rows, unsigned seed) {
     r[Field::WallTime] = pick(20) == 0 ? kMissingNumber : std::floor(std::exp(uni(0, 9)));
     if (pick(5) != 0) r.text(Field::Site) = queues[pick(queues.size())];
     r.text(Field::Status) = "DONE";
+    // Work: events (missing for a quarter, 0 for some), input files, host speed (missing for
+    // a fifth: the match-time field the work-rate statistics divide by).
+    const double u = uni_work(0, 1);
+    r[Field::Events] = u < 0.25 ? kMissingNumber : u < 0.3 ? 0.0 : std::floor(std::exp(uni_work(0, 8)));
+    r[Field::InputFiles] = std::floor(uni_work(0, 40));
+    r[Field::HostSpeed] = uni_work(0, 1) < 0.2 ? kMissingNumber : uni_work(0.5, 1.5);
     t.append(r);
   }
   return t;

@@ -107,6 +107,81 @@ TEST(History, HandComputedExample) {
   EXPECT_EQ(stat(m, 8, 0, HistoryStat::LogMax), f(std::log1p(1000.0)));
 }
 
+// Work rates: log(wall / work) with work = field value / host speed, per work field; a job
+// whose work is unknown (missing or zero value, missing speed) neither feeds nor gets them.
+void add_work(JobTable& t, double submit, double wall, double events, double files, double speed) {
+  JobRecord r;
+  r[Field::SubmitTime] = submit;
+  r[Field::WaitTime] = 0;
+  r[Field::WallTime] = wall;
+  r[Field::Events] = events;
+  r[Field::InputFiles] = files;
+  r[Field::HostSpeed] = speed;
+  r.text(Field::User) = "u1";
+  t.append(r);
+}
+
+TEST(History, HandComputedWorkRates) {
+  JobTable t;
+  add_work(t, 0, 100, 10, 5, 2);         // 0 A: finishes 100; work: 5 events, 2.5 files
+  add_work(t, 0, 200, 20, 4, kNaN);      // 1 B: finishes 200; no speed: no work known
+  add_work(t, 10, 50, 0, 10, 1);         // 2 C: finishes 60; 0 events: unknown; 10 files
+  add_work(t, 5, 0, 4, kNaN, 1);         // 3 D: finishes 5; wall 0 counts as 1 s; 4 events
+  add_work(t, 20, 100, 100, kNaN, 1);    // 4 F: finishes 120; 100 events
+  add_work(t, 1000, 7, 8, 3, 0.5);       // 5 E: work 16 events, 6 files
+  add_work(t, 1000, 7, 8, 3, kNaN);      // 6 G: no speed: no work, so no estimate
+  add_work(t, 6, 5000, 8, 3, 1);         // 7: sees only D; finishes after E's submission
+  HistoryConfig c;
+  c.keys = {HistoryKey::User};
+  c.last_k = 2;
+  c.work_fields = {Field::Events, Field::InputFiles};
+  c.work_per_speed = true;
+  ASSERT_EQ(c.stats_per_key(), kBaseHistoryStats + 4);
+  const auto names = c.feature_names();
+  ASSERT_EQ(names.size(), c.width());
+  EXPECT_EQ(names[6], "h_user_log_rate_x_events");
+  EXPECT_EQ(names[7], "h_user_rate_x_events_hours");
+  EXPECT_EQ(names[8], "h_user_log_rate_x_input_files");
+  EXPECT_EQ(names[9], "h_user_rate_x_input_files_hours");
+
+  const HistoryMatrix m = compute_history(t, c);
+  auto at = [&](std::size_t row, std::size_t s) { return m.row(row)[s]; };
+  for (std::size_t s = 6; s < 10; ++s) EXPECT_TRUE(std::isnan(at(3, s))) << s;  // nothing finished
+  // Row 7 (t=6): D only; events rate log(1/4), no file rate yet.
+  const double d = std::log(1.0) - std::log(4.0);
+  EXPECT_FLOAT_EQ(at(7, 6), f(std::log1p(std::exp(d) * 8)));
+  EXPECT_FLOAT_EQ(at(7, 7), f(std::exp(d) * 8 / 3600));
+  EXPECT_TRUE(std::isnan(at(7, 8)));
+  EXPECT_TRUE(std::isnan(at(7, 9)));
+  // E (t=1000): finish order D, C, A, F, B. Events: D, A, F; files: C, A.
+  const double a_e = std::log(100.0) - std::log(5.0), f_e = std::log(100.0) - std::log(100.0);
+  const double c_f = std::log(50.0) - std::log(10.0), a_f = std::log(100.0) - std::log(2.5);
+  EXPECT_EQ(at(5, 0), f(std::log1p(5.0)));
+  const double rate_e = std::exp(((d + a_e) + f_e) / 3), rate_f = std::exp((c_f + a_f) / 2);
+  EXPECT_FLOAT_EQ(at(5, 6), f(std::log1p(rate_e * 16)));
+  EXPECT_FLOAT_EQ(at(5, 7), f(rate_e * 16 / 3600));
+  EXPECT_FLOAT_EQ(at(5, 8), f(std::log1p(rate_f * 6)));
+  EXPECT_FLOAT_EQ(at(5, 9), f(rate_f * 6 / 3600));
+  // By hand: events rates 1/4, 20, 1 (geometric mean 5^(1/3)); file rates 5, 40 (sqrt(200)).
+  EXPECT_NEAR(rate_e, std::cbrt(5.0), 1e-12);
+  EXPECT_NEAR(rate_f, std::sqrt(200.0), 1e-12);
+  // G has history but no known work of its own.
+  EXPECT_EQ(at(6, 0), f(std::log1p(5.0)));
+  for (std::size_t s = 6; s < 10; ++s) EXPECT_TRUE(std::isnan(at(6, s))) << s;
+
+  // The record path gives the same numbers as the batch walk.
+  HistoryState state(c);
+  JobRecord r;
+  for (std::size_t row : {3, 2, 0, 4, 1}) {
+    t.record(row, r);
+    ASSERT_TRUE(state.observe(r));
+  }
+  std::vector<float> out(c.width());
+  t.record(5, r);
+  state.features(r, out.data());
+  EXPECT_TRUE(test::same_bits(out.data(), m.row(5), c.width()));
+}
+
 TEST(History, ConfigFollowsTheTableColumns) {
   const JobTable t = test::random_feature_table(100, 1);
   const HistoryConfig c = HistoryConfig::for_table(t);
@@ -114,11 +189,22 @@ TEST(History, ConfigFollowsTheTableColumns) {
   EXPECT_EQ(c.keys, (std::vector<HistoryKey>{HistoryKey::All, HistoryKey::User, HistoryKey::Queue,
                                              HistoryKey::MasterJob, HistoryKey::JobTypePackage}));
   EXPECT_TRUE(c.ratio_stats);
+  EXPECT_EQ(c.work_fields, (std::vector<Field>{Field::Events, Field::InputBytes, Field::InputFiles}));
+  EXPECT_TRUE(c.work_per_speed);
   const auto names = c.feature_names();
   ASSERT_EQ(names.size(), c.width());
+  ASSERT_EQ(c.stats_per_key(), kStats + 6);
   EXPECT_EQ(names[0], "h_all_log_count");
-  EXPECT_EQ(names[kStats + 1], "h_user_log_mean_k");
-  EXPECT_EQ(names.back(), "h_type_package_log_ratio_x_request");
+  EXPECT_EQ(names[kStats + 6 + 1], "h_user_log_mean_k");
+  EXPECT_EQ(names[kStats + 6 + kStats], "h_user_log_rate_x_events");
+  EXPECT_EQ(names.back(), "h_type_package_rate_x_input_files_hours");
+
+  // A table without work columns (SWF) gets no work statistics.
+  JobTable swf = hand_table();
+  const HistoryConfig plain = HistoryConfig::for_table(swf);
+  EXPECT_TRUE(plain.work_fields.empty());
+  EXPECT_FALSE(plain.work_per_speed);
+  EXPECT_EQ(plain.stats_per_key(), kStats);
 
   HistoryConfig bad = c;
   bad.last_k = 0;
@@ -126,6 +212,15 @@ TEST(History, ConfigFollowsTheTableColumns) {
   bad = c;
   bad.ewma_alpha = 1.5;
   EXPECT_THROW(bad.validate(), Error);
+  bad = c;
+  bad.work_fields = {Field::CpuCores};
+  EXPECT_THROW(bad.validate(), Error);
+  bad = c;
+  bad.work_fields = {Field::Events, Field::Events};
+  EXPECT_THROW(bad.validate(), Error);
+  bad = c;
+  bad.work_fields.clear();
+  EXPECT_THROW(bad.validate(), Error);  // work per speed without work fields
 }
 
 // The leak-free rule, checked the way the issue states it: a job's features do not change
@@ -136,7 +231,8 @@ TEST(History, FeaturesDoNotChangeWhenLaterJobsAreRemoved) {
   const HistoryMatrix full = compute_history(t, cfg);
   const auto submit = t.num(Field::SubmitTime);
 
-  std::size_t checked = 0, with_history = 0;
+  ASSERT_EQ(cfg.work_fields.size(), 3u);
+  std::size_t checked = 0, with_history = 0, with_work = 0;
   for (std::size_t j = 0; j < t.rows(); j += 7) {
     if (std::isnan(submit[j])) continue;
     std::vector<std::size_t> kept;  // original order
@@ -151,9 +247,13 @@ TEST(History, FeaturesDoNotChangeWhenLaterJobsAreRemoved) {
     ASSERT_TRUE(test::same_bits(full.row(j), m.row(j_in_kept), cfg.width())) << "job " << j;
     ++checked;
     if (full.row(j)[0] > 0) ++with_history;
+    // The user key's log-scale work-rate estimates (events, input bytes, input files).
+    const float* user_work = full.row(j) + cfg.stats_per_key() + cfg.work_offset();
+    if (std::isfinite(user_work[0]) && std::isfinite(user_work[2]) && std::isfinite(user_work[4])) ++with_work;
   }
   EXPECT_GT(checked, 200u);
   EXPECT_GT(with_history, checked / 2);  // the check is not vacuous
+  EXPECT_GT(with_work, checked / 3);     // nor for the work rates
 }
 
 // Stronger: outcomes that were not known yet (jobs still running at j's submit time) may
@@ -293,6 +393,28 @@ TEST(History, RefusesTruncatedOrCorruptedFiles) {
   auto corrupted = bytes;
   corrupted[corrupted.size() / 2] ^= 0x10;
   EXPECT_THROW(HistoryState::from_bytes(corrupted, "corrupted"), Error);
+}
+
+// Version 1 files (before the work-rate statistics) still load, as states without work fields.
+TEST(History, LoadsVersionOneFiles) {
+  const JobTable t = test::random_feature_table(300, 4);
+  HistoryConfig cfg = HistoryConfig::for_table(t);
+  cfg.work_fields.clear();
+  cfg.work_per_speed = false;
+  HistoryState state(cfg);
+  compute_history(t, state);
+  // Version 2 payload: last_k u32, alpha f64, ratio u8, keys (u64 count + bytes), then the
+  // work fields (u64 count 0) and the per-speed flag (u8): version 1 stops before those.
+  auto payload = open_container(state.to_bytes(), "TTLHIST", 2, "v2").payload;
+  const std::size_t at = 4 + 8 + 1 + 8 + cfg.keys.size();
+  payload.erase(payload.begin() + static_cast<std::ptrdiff_t>(at), payload.begin() + static_cast<std::ptrdiff_t>(at + 9));
+  const HistoryState old = HistoryState::from_bytes(seal_container("TTLHIST", 1, payload), "v1 file");
+  EXPECT_EQ(old.config(), cfg);
+  EXPECT_EQ(old.to_bytes(), state.to_bytes());
+  // A version 3 file is refused.
+  auto future = state.to_bytes();
+  future[8] = 3;
+  EXPECT_THROW(HistoryState::from_bytes(future, "future"), Error);
 }
 
 TEST(History, IgnoresJobsWithoutWallTime) {
