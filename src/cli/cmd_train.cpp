@@ -48,7 +48,7 @@ void run_train(TrainOptions& o, const CLI::App& cmd) {
     std::fprintf(stderr, "train: fine-tuning %s%s%s\n", o.init.c_str(), comp.any() ? " for " : "",
                  compression_label(comp).c_str());
   } else if (comp.any()) {
-    throw Error("--qat and --sparsity fine-tune a trained model: give it with --init MODEL");
+    std::fprintf(stderr, "train: fp32 training, then fine-tuning for %s\n", compression_label(comp).c_str());
   }
   o.fit.train.hidden = parse_widths(o.hidden, "--hidden");
   o.fit.train.target = parse_target_kind(o.target);

@@ -90,6 +90,16 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
   const std::size_t n_fit = n_train - n_calib;
   if (n_fit < 50 || n_calib < 20)
     throw Error("too few training jobs (" + std::to_string(n_train) + "): need at least 70 after filtering");
+  if (options.compression.any() && !options.init) {
+    // Compression without a starting model: train the fp32 model first, then fine-tune it.
+    FitOptions dense = options;
+    dense.compression = CompressionConfig{};
+    const ModelFile start = fit_model(split, dense, progress, nullptr);
+    FitOptions tune = options;
+    tune.init = &start;
+    set_finetune_defaults(tune.train);
+    return fit_model(split, tune, progress, report);
+  }
 
   // History over every eligible job is leak-free by construction: a row sees only jobs that
   // had finished by its submit time.
@@ -110,8 +120,6 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
   if (options.init)
     trained = finetune_mlp(options.init->mlp, options.init->target, x, wall, options.train, options.compression,
                            progress, cap);
-  else if (options.compression.any())
-    throw Error("compressed training (QAT, 2:4) fine-tunes a trained model: give the starting model");
   else
     trained = options.ensemble > 1 ? train_ensemble(x, wall, options.train, options.ensemble, progress, cap)
                                    : train_mlp(x, wall, options.train, progress, cap);

@@ -29,6 +29,8 @@ struct FitOptions {
   // Fine-tuning for compressed inference (issue 5): when set, the network starts from this
   // model's, and its encoder, history configuration and target transform are kept; the
   // safe TTL is calibrated on the variant the compression targets (compressed_variant()).
+  // Compression without `init` trains the fp32 model first (with `train`), then fine-tunes
+  // it with set_finetune_defaults(train).
   const ModelFile* init = nullptr;
   CompressionConfig compression;
 };

@@ -83,9 +83,16 @@ TEST(Pipeline, CompressedFineTunesKeepTheFp32Accuracy) {
     EXPECT_LT(e.metrics.rmse_hours, 1.08 * fp32) << compression_label(o.compression) << " vs fp32 " << fp32;
     EXPECT_LE(e.metrics.kill_rate, 0.03) << compression_label(o.compression);
   }
+  // Without a starting model: fp32 training, then the fine-tune, in one call.
   FitOptions no_start = small_fit();
   no_start.compression.qat_int8 = true;
-  EXPECT_THROW(fit_model(split, no_start, {}), Error);
+  FitReport report;
+  const ModelFile m = fit_model(split, no_start, {}, &report);
+  EXPECT_FALSE(m.int8_calibration.empty());
+  EXPECT_LE(report.train.history.size(), 7u);  // the fine-tune's epochs (start + at most 6)
+  PredictorOptions po;
+  po.variant = engine::Variant::Int8Static;
+  EXPECT_LT(evaluate(Predictor(m, po), split).metrics.rmse_hours, 1.08 * fp32);
 }
 
 TEST(Pipeline, PlainLogRatioCalibrationIsStillAvailable) {

@@ -20,8 +20,6 @@ TEST(TrainCommand, FineTunesForCompressedVariantsThatEvalScores) {
   ASSERT_EQ(rc, 0) << out;
   ASSERT_EQ(test::run_cli("train --data " + trace + " --split 0.8 --epochs 6 --quiet --out " + base, &out), 0) << out;
 
-  ASSERT_NE(test::run_cli("train --data " + trace + " --qat int8 --out '" + dir + "/x.ttlp'", &out), 0);
-  EXPECT_NE(out.find("--init"), std::string::npos) << out;
   ASSERT_NE(test::run_cli("train --data " + trace + " --init " + base + " --sparsity 3:8 --out '" + dir + "/x.ttlp'", &out), 0);
   EXPECT_NE(out.find("--sparsity"), std::string::npos) << out;
 
