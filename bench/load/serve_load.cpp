@@ -83,8 +83,10 @@ int connect_to(const Options& o) {
   return fd;
 }
 
-// Reads one response; returns its status (0 on a broken connection).
-int read_response(int fd, std::string& buf) {
+// Reads one response; returns its status (0 on a broken connection). `closing` is set when
+// the server ends the connection after it ("Connection: close", e.g. its keep-alive
+// request limit): the client then reconnects, as a broker's client would.
+int read_response(int fd, std::string& buf, bool& closing) {
   buf.clear();
   std::size_t header_end = std::string::npos;
   char tmp[65536];
@@ -95,6 +97,8 @@ int read_response(int fd, std::string& buf) {
     header_end = buf.find("\r\n\r\n");
   }
   const int status = std::atoi(buf.c_str() + 9);
+  const auto conn = buf.find("Connection: close");
+  closing = conn != std::string::npos && conn < header_end;
   std::size_t length = 0;
   const auto cl = buf.find("Content-Length: ");
   if (cl != std::string::npos && cl < header_end) length = std::strtoul(buf.c_str() + cl + 16, nullptr, 10);
@@ -129,7 +133,8 @@ void run_worker(const Options& o, const std::string& request, const std::atomic<
       }
       sent += static_cast<std::size_t>(n);
     }
-    const int status = ok ? read_response(fd, buf) : 0;
+    bool closing = false;
+    const int status = ok ? read_response(fd, buf, closing) : 0;
     const auto t1 = Clock::now();
     if (status != 200) {
       ++w.errors;
@@ -140,6 +145,10 @@ void run_worker(const Options& o, const std::string& request, const std::atomic<
     if (w.latency_us.size() < w.latency_us.capacity())  // fixed memory: the first 1M samples
       w.latency_us.push_back(std::chrono::duration<float, std::micro>(t1 - t0).count());
     done.fetch_add(1, std::memory_order_relaxed);
+    if (closing) {
+      close(fd);
+      fd = connect_to(o);
+    }
   }
   if (fd >= 0) close(fd);
 }
