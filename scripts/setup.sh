@@ -7,7 +7,8 @@ packages=(
   build-essential cmake ninja-build pkg-config   # toolchain
   zlib1g-dev                                     # gzip-compressed traces
   libcli11-dev                                   # command-line parsing
-  nlohmann-json3-dev                             # JSON reports and service bodies
+  nlohmann-json3-dev                             # JSON reports, replies, service errors
+  libsimdjson-dev                                # fast JSON parsing of /v1/predict and /v1/match
   libgtest-dev libgmock-dev                      # tests
   libbenchmark-dev                               # micro-benchmarks
   libeigen3-dev                                  # matrix products in training

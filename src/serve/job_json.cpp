@@ -1,7 +1,11 @@
 #include "serve/job_json.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
+
+#include <simdjson.h>
 
 namespace ttlpred::serve {
 namespace {
@@ -57,6 +61,229 @@ void job_from_json(const nlohmann::json& obj, JobUse use, long index, JobRecord&
   }
   if (use == JobUse::Outcome && !r.known(Field::WallTime))
     throw RequestError(400, "missing field 'wall_s' (an outcome needs its wall time)" + where(index), "wall_s", index);
+}
+
+nlohmann::json parse_json_body(std::string_view body) {
+  try {
+    return nlohmann::json::parse(body);
+  } catch (const nlohmann::json::exception& e) {  // parse errors, and numbers out of double's range
+    throw RequestError(400, std::string("malformed JSON: ") + e.what());
+  }
+}
+
+JobReader::Jobs read_jobs_nlohmann(std::string_view body, JobUse use, std::size_t max_batch,
+                                   std::vector<JobRecord>& records, nlohmann::json& doc) {
+  const bool outcomes = use == JobUse::Outcome;
+  doc = parse_json_body(body);
+  const bool single = doc.is_object();
+  if (!single && !doc.is_array())
+    throw RequestError(400, outcomes ? "the body must be an outcome object or an array of them"
+                                     : "the body must be a job object or an array of jobs");
+  const std::size_t n = single ? 1 : doc.size();
+  if (n > max_batch)
+    throw RequestError(413, "batch of " + std::to_string(n) + (outcomes ? " outcomes" : " jobs") +
+                                " exceeds the limit of " + std::to_string(max_batch) + " (--max-batch)");
+  if (records.size() < n) records.resize(n);
+  for (std::size_t i = 0; i < n; ++i)
+    job_from_json(single ? doc : doc[i], use, single ? -1 : static_cast<long>(i), records[i]);
+  return {n, single, false};
+}
+
+JobReader::Match read_match_nlohmann(std::string_view body, std::size_t max_batch, std::vector<JobRecord>& records,
+                                     nlohmann::json& j) {
+  JobReader::Match m;
+  j = parse_json_body(body);
+  if (!j.is_object()) throw RequestError(400, "the body must be an object {\"slot\": {...}, \"jobs\": [...]}");
+  for (const auto& [key, value] : j.items())
+    if (key != "slot" && key != "jobs" && key != "order" && key != "limit")
+      throw RequestError(400, "unknown field '" + key + "' (expected slot, jobs, order, limit)", key);
+  const auto slot_it = j.find("slot");
+  if (slot_it == j.end()) throw RequestError(400, "missing field 'slot'", "slot");
+  try {
+    job_from_json(*slot_it, JobUse::Slot, -1, m.slot);
+  } catch (const RequestError& e) {
+    throw RequestError(400, std::string("slot: ") + e.what(), e.field().empty() ? "slot" : "slot." + e.field());
+  }
+  if (!m.slot.known(Field::SlotTimeLeft))
+    throw RequestError(400, "missing field 'slot_time_left_s' in the slot", "slot.slot_time_left_s");
+  const auto jobs_it = j.find("jobs");
+  if (jobs_it == j.end() || !jobs_it->is_array()) throw RequestError(400, "'jobs' must be an array of jobs", "jobs");
+  const std::size_t n = jobs_it->size();
+  if (n > max_batch)
+    throw RequestError(413, "batch of " + std::to_string(n) + " jobs exceeds the limit of " + std::to_string(max_batch) +
+                                " (--max-batch)");
+  if (const auto it = j.find("order"); it != j.end()) {
+    if (!it->is_string()) throw RequestError(400, "field 'order' must be a string", "order");
+    const std::string& order = it->get_ref<const std::string&>();
+    if (order != "input" && order != "price" && order != "age")
+      throw RequestError(400, "field 'order' must be \"input\", \"price\" or \"age\"", "order");
+    m.order = order == "price" ? "price" : order == "age" ? "age" : "input";
+  }
+  m.limit = n;
+  if (const auto it = j.find("limit"); it != j.end()) {
+    if (!it->is_number_unsigned()) throw RequestError(400, "field 'limit' must be an integer >= 0", "limit");
+    m.limit = std::min<std::size_t>(m.limit, it->get<std::size_t>());
+  }
+  if (records.size() < n) records.resize(n);
+  for (std::size_t i = 0; i < n; ++i) job_from_json((*jobs_it)[i], JobUse::Candidate, static_cast<long>(i), records[i]);
+  m.count = n;
+  return m;
+}
+
+namespace {
+
+// job_from_json's rules on a simdjson element; false where job_from_json would throw (or
+// where simdjson's view of a number is not a double's), so that the caller falls back.
+bool job_from_dom(simdjson::dom::element e, JobUse use, JobRecord& r) {
+  r.clear();
+  simdjson::dom::object obj;
+  if (e.get(obj)) return false;
+  for (const simdjson::dom::key_value_pair kv : obj) {
+    const auto field = field_by_name(kv.key);
+    if (!field) return false;
+    const FieldInfo& fi = info(*field);
+    if (!allowed(fi.phase, use)) return false;
+    const bool category = fi.kind == FieldKind::Category;
+    double v;
+    switch (kv.value.type()) {
+      case simdjson::dom::element_type::NULL_VALUE:
+        // Unknown. A repeated key counts as its last value (as in nlohmann's object), so
+        // `null` must undo an earlier one.
+        if (category) {
+          r.text(*field) = {};
+        } else {
+          r[*field] = std::numeric_limits<double>::quiet_NaN();
+        }
+        continue;
+      case simdjson::dom::element_type::STRING:
+        if (!category) return false;
+        r.text(*field) = kv.value.get_string().value_unsafe();
+        continue;
+      case simdjson::dom::element_type::INT64:
+        v = static_cast<double>(kv.value.get_int64().value_unsafe());
+        break;
+      case simdjson::dom::element_type::UINT64:
+        v = static_cast<double>(kv.value.get_uint64().value_unsafe());
+        break;
+      case simdjson::dom::element_type::DOUBLE:
+        v = kv.value.get_double().value_unsafe();
+        break;
+      default:  // object, array, bool
+        return false;
+    }
+    if (category || !std::isfinite(v) || v < 0) return false;
+    r[*field] = v;
+  }
+  return use != JobUse::Outcome || r.known(Field::WallTime);
+}
+
+
+// The jobs of a DOM array into records[0, n), n = its size; false on any problem.
+bool jobs_from_dom(simdjson::dom::array jobs, JobUse use, std::size_t n, std::vector<JobRecord>& records) {
+  if (records.size() < n) records.resize(n);
+  std::size_t i = 0;
+  for (const simdjson::dom::element job : jobs) {
+    // (size() saturates at 2^24 - 1: never trust it to bound the writes.)
+    if (i == n || !job_from_dom(job, use, records[i])) return false;
+    ++i;
+  }
+  return i == n;
+}
+
+}  // namespace
+
+struct JobReader::Impl {
+  simdjson::dom::parser parser;
+  std::string padded;  // the body and simdjson's padding
+  simdjson::dom::element root;
+  Match match;
+  nlohmann::json fallback;
+};
+
+JobReader::JobReader() : impl_(std::make_unique<Impl>()) {}
+JobReader::~JobReader() = default;
+
+bool JobReader::parse(std::string_view body) {
+  Impl& m = *impl_;
+  m.padded.assign(body);
+  m.padded.resize(body.size() + simdjson::SIMDJSON_PADDING, ' ');
+  return !m.parser.parse(m.padded.data(), body.size(), false).get(m.root);
+}
+
+JobReader::Jobs JobReader::read(std::string_view body, JobUse use, std::size_t max_batch,
+                                std::vector<JobRecord>& records) {
+  if (parse(body)) {
+    const simdjson::dom::element root = impl_->root;
+    simdjson::dom::array jobs;
+    if (root.is_object()) {
+      if (records.empty()) records.resize(1);
+      if (job_from_dom(root, use, records[0])) return {1, true, true};
+    } else if (!root.get(jobs) && jobs.size() <= max_batch) {
+      if (jobs_from_dom(jobs, use, jobs.size(), records)) return {jobs.size(), false, true};
+    }
+  }
+  return read_jobs_nlohmann(body, use, max_batch, records, impl_->fallback);
+}
+
+JobReader::Match JobReader::read_match(std::string_view body, std::size_t max_batch, std::vector<JobRecord>& records) {
+  if (parse(body) && read_match_dom(max_batch, records)) return impl_->match;
+  return read_match_nlohmann(body, max_batch, records, impl_->fallback);
+}
+
+bool JobReader::read_match_dom(std::size_t max_batch, std::vector<JobRecord>& records) {
+  Match& m = impl_->match;
+  m = Match{};
+  simdjson::dom::object obj;
+  if (impl_->root.get(obj)) return false;
+  simdjson::dom::element slot, jobs, order, limit;  // a repeated key counts as its last value
+  bool has_slot = false, has_jobs = false, has_order = false, has_limit = false;
+  for (const simdjson::dom::key_value_pair kv : obj) {
+    if (kv.key == "slot") {
+      slot = kv.value, has_slot = true;
+    } else if (kv.key == "jobs") {
+      jobs = kv.value, has_jobs = true;
+    } else if (kv.key == "order") {
+      order = kv.value, has_order = true;
+    } else if (kv.key == "limit") {
+      limit = kv.value, has_limit = true;
+    } else {
+      return false;
+    }
+  }
+  simdjson::dom::array candidates;
+  if (!has_slot || !job_from_dom(slot, JobUse::Slot, m.slot) || !m.slot.known(Field::SlotTimeLeft) || !has_jobs ||
+      jobs.get(candidates) || candidates.size() > max_batch)
+    return false;
+  const std::size_t n = candidates.size();
+  if (has_order) {
+    std::string_view o;
+    if (order.get(o)) return false;
+    if (o == "input" || o == "price" || o == "age") {
+      m.order = o == "price" ? "price" : o == "age" ? "age" : "input";
+    } else {
+      return false;
+    }
+  }
+  m.limit = n;
+  if (has_limit) {
+    // nlohmann's unsigned integers: no sign, fraction or exponent. simdjson reads "-0" as
+    // INT64 0, so 0 is left to nlohmann.
+    std::uint64_t v;
+    if (limit.type() == simdjson::dom::element_type::INT64) {
+      const std::int64_t i = limit.get_int64().value_unsafe();
+      if (i <= 0) return false;
+      v = static_cast<std::uint64_t>(i);
+    } else if (limit.type() == simdjson::dom::element_type::UINT64) {
+      v = limit.get_uint64().value_unsafe();
+    } else {
+      return false;
+    }
+    m.limit = std::min<std::size_t>(m.limit, v);
+  }
+  if (!jobs_from_dom(candidates, JobUse::Candidate, n, records)) return false;
+  m.count = n;
+  m.fast = true;
+  return true;
 }
 
 std::string error_body(std::string_view message, std::string_view field, long index) {

@@ -2,8 +2,11 @@
 // Jobs as the service receives them: JSON objects whose keys are the schema's field names
 // (src/data/schema.hpp). Parsing is strict, because a silently ignored typo ("reqested_ttl_s")
 // would make the broker trust a prediction made without the field it meant to send.
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -40,6 +43,68 @@ enum class JobUse {
 // field not allowed for `use`, a wrong type, or a negative / non-finite number. `null`
 // means unknown.
 void job_from_json(const nlohmann::json& obj, JobUse use, long index, JobRecord& r);
+
+// Reads request bodies of jobs (one job object, or an array of them; and /v1/match bodies)
+// into JobRecords: the service's hot path. simdjson (DOM) parses the body and checks each job by the
+// rules of job_from_json. Anything it does not accept (malformed JSON, a wrong type, an
+// unknown key, too many jobs, but also what only simdjson refuses: numbers beyond 64-bit
+// integers, nesting deeper than 1024, a byte-order mark) is read again by nlohmann-json and
+// job_from_json, whose answer is the answer: records, or the RequestError with its exact
+// wording, field, index and precedence. So the service answers as the nlohmann path always
+// did, and only valid requests take the fast path (docs/service.md, "JSON library").
+// One reader per thread: not thread-safe. Category values in the records are views into the
+// reader, valid until its next read.
+class JobReader {
+ public:
+  struct Jobs {
+    std::size_t count = 0;  // jobs read into records[0, count)
+    bool single = false;    // the body was one job object, not an array
+    bool fast = false;      // read by simdjson; false: by the nlohmann fallback
+  };
+  JobReader();
+  ~JobReader();
+  JobReader(const JobReader&) = delete;
+  JobReader& operator=(const JobReader&) = delete;
+
+  // Fills records[0, count), growing `records` when it is shorter. Throws RequestError: 400
+  // for malformed JSON, a body that is neither an object nor an array, or a bad job (field
+  // and index named); 413 for more than `max_batch` jobs. The wording says "outcomes" for
+  // JobUse::Outcome and "jobs" otherwise.
+  Jobs read(std::string_view body, JobUse use, std::size_t max_batch, std::vector<JobRecord>& records);
+
+  // A /v1/match body, {"slot": {...}, "jobs": [...], "order": "...", "limit": N}: the slot
+  // and the candidates, read by simdjson or, failing that, by read_match_nlohmann.
+  struct Match {
+    JobRecord slot;                     // match-phase fields; slot_time_left_s known
+    std::size_t count = 0;              // candidates read into records[0, count)
+    std::string_view order = "input";   // "input", "price" or "age"
+    std::size_t limit = 0;              // at most this many matches (count when not given)
+    bool fast = false;
+  };
+  // Throws RequestError as /v1/match answers: 400 naming the field (`slot.<field>` for one
+  // in the slot, the index for a candidate), 413 for more than `max_batch` candidates.
+  Match read_match(std::string_view body, std::size_t max_batch, std::vector<JobRecord>& records);
+
+ private:
+  bool parse(std::string_view body);  // simdjson; false where it refuses the body
+  bool read_match_dom(std::size_t max_batch, std::vector<JobRecord>& records);
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// What JobReader falls back to, and what it must always agree with: `body` parsed by
+// nlohmann-json (into `doc`, which the records' category views point into), then each job
+// checked by job_from_json.
+JobReader::Jobs read_jobs_nlohmann(std::string_view body, JobUse use, std::size_t max_batch,
+                                   std::vector<JobRecord>& records, nlohmann::json& doc);
+
+// The same for /v1/match.
+JobReader::Match read_match_nlohmann(std::string_view body, std::size_t max_batch, std::vector<JobRecord>& records,
+                                     nlohmann::json& doc);
+
+// nlohmann::json::parse, with its errors (and numbers beyond double's range) as a 400
+// "malformed JSON: ..." RequestError.
+nlohmann::json parse_json_body(std::string_view body);
 
 // The JSON error body: {"error": message, "field": ..., "index": ...} (the last two only
 // when known).

@@ -30,12 +30,13 @@ Reply error_reply(int status, std::string_view message, std::string_view field =
   return {status, error_body(message, field, index)};
 }
 
-json parse_body(std::string_view body) {
-  try {
-    return json::parse(body);
-  } catch (const json::exception& e) {  // parse errors, and numbers out of double's range
-    throw RequestError(400, std::string("malformed JSON: ") + e.what());
-  }
+json parse_body(std::string_view body) { return parse_json_body(body); }
+
+// simdjson for valid request bodies; the nlohmann path (the reference) for the rest and for
+// every error. One per server thread; its records' strings live until the thread's next read.
+JobReader& reader() {
+  thread_local JobReader r;
+  return r;
 }
 
 // Buffers reused by each server thread, so that a warm request does not allocate for them.
@@ -127,16 +128,10 @@ std::uint64_t Service::history_observed() const {
 
 Reply Service::predict(std::string_view body) {
   return guarded([&]() -> Reply {
-    const json j = parse_body(body);
-    const bool single = j.is_object();
-    if (!single && !j.is_array()) throw RequestError(400, "the body must be a job object or an array of jobs");
-    const std::size_t n = single ? 1 : j.size();
-    if (n > options_.max_batch)
-      throw RequestError(413, "batch of " + std::to_string(n) + " jobs exceeds the limit of " +
-                                  std::to_string(options_.max_batch) + " (--max-batch)");
+    const JobReader::Jobs jobs = reader().read(body, JobUse::Predict, options_.max_batch, scratch(0).records);
+    const std::size_t n = jobs.count;
+    const bool single = jobs.single;
     Scratch& s = scratch(n);
-    for (std::size_t i = 0; i < n; ++i)
-      job_from_json(single ? j : j[i], JobUse::Predict, single ? -1 : static_cast<long>(i), s.records[i]);
     const auto model = model_.load();
     {
       std::shared_lock lock(history_mutex_);
@@ -168,44 +163,15 @@ Reply Service::predict(std::string_view body) {
 
 Reply Service::match(std::string_view body) {
   return guarded([&]() -> Reply {
-    const json j = parse_body(body);
-    if (!j.is_object()) throw RequestError(400, "the body must be an object {\"slot\": {...}, \"jobs\": [...]}");
-    for (const auto& [key, value] : j.items())
-      if (key != "slot" && key != "jobs" && key != "order" && key != "limit")
-        throw RequestError(400, "unknown field '" + key + "' (expected slot, jobs, order, limit)", key);
-    const auto slot_it = j.find("slot");
-    if (slot_it == j.end()) throw RequestError(400, "missing field 'slot'", "slot");
-    JobRecord slot;
-    try {
-      job_from_json(*slot_it, JobUse::Slot, -1, slot);
-    } catch (const RequestError& e) {
-      throw RequestError(400, std::string("slot: ") + e.what(), e.field().empty() ? "slot" : "slot." + e.field());
-    }
-    if (!slot.known(Field::SlotTimeLeft))
-      throw RequestError(400, "missing field 'slot_time_left_s' in the slot", "slot.slot_time_left_s");
-    const auto jobs_it = j.find("jobs");
-    if (jobs_it == j.end() || !jobs_it->is_array()) throw RequestError(400, "'jobs' must be an array of jobs", "jobs");
-    const std::size_t n = jobs_it->size();
-    if (n > options_.max_batch)
-      throw RequestError(413, "batch of " + std::to_string(n) + " jobs exceeds the limit of " +
-                                  std::to_string(options_.max_batch) + " (--max-batch)");
-    std::string order = "input";
-    if (const auto it = j.find("order"); it != j.end()) {
-      if (!it->is_string()) throw RequestError(400, "field 'order' must be a string", "order");
-      order = it->get<std::string>();
-      if (order != "input" && order != "price" && order != "age")
-        throw RequestError(400, "field 'order' must be \"input\", \"price\" or \"age\"", "order");
-    }
-    std::size_t limit = n;
-    if (const auto it = j.find("limit"); it != j.end()) {
-      if (!it->is_number_unsigned()) throw RequestError(400, "field 'limit' must be an integer >= 0", "limit");
-      limit = std::min<std::size_t>(limit, it->get<std::size_t>());
-    }
+    const JobReader::Match req = reader().read_match(body, options_.max_batch, scratch(0).records);
+    const JobRecord& slot = req.slot;
+    const std::size_t n = req.count;
+    const std::string_view order = req.order;
+    const std::size_t limit = req.limit;
 
     Scratch& s = scratch(n);
     for (std::size_t i = 0; i < n; ++i) {
       JobRecord& r = s.records[i];
-      job_from_json((*jobs_it)[i], JobUse::Candidate, static_cast<long>(i), r);
       // The slot's host fields are what the job would run on: predict with them.
       for (const FieldInfo& f : kFields) {
         if (f.phase != Phase::Match || !slot.known(f.field)) continue;
