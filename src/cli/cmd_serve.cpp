@@ -62,8 +62,12 @@ void run_serve(const ServeOptions& o) {
   serve::Service service(so);
   serve::HttpServer server(service, ho);
   const int port = server.bind();
-  std::fprintf(stderr, "ttlpred serve: model %s (version %s), %llu outcomes replayed\n", o.model.c_str(),
-               service.model_version().c_str(), static_cast<unsigned long long>(service.replayed_outcomes()));
+  const auto loaded = service.model();
+  std::fprintf(stderr, "ttlpred serve: model %s (version %s, variant %s on %s), %llu outcomes replayed\n",
+               o.model.c_str(), loaded->version.c_str(),
+               std::string(engine::variant_name(loaded->predictor.plan().variant())).c_str(),
+               std::string(engine::isa_name(loaded->predictor.plan().isa())).c_str(),
+               static_cast<unsigned long long>(service.replayed_outcomes()));
   // Scripts and tests read the port from this line (it matters with --listen HOST:0).
   std::printf("listening on http://%s:%d\n", ho.host.c_str(), port);
   std::fflush(stdout);
