@@ -65,16 +65,6 @@ const std::string& body(int kind) {
 int jobs_in(int kind) { return kind == 0 ? 1 : 256; }
 const char* label(int kind) { return kind == 0 ? "single" : kind == 1 ? "batch256" : "batch256_alice"; }
 
-// The service's rules (job_json.cpp), for the prototype On-Demand path.
-bool allowed(Phase phase, JobUse use) {
-  switch (use) {
-    case JobUse::Predict: return phase != Phase::Outcome;
-    case JobUse::Candidate: return phase == Phase::Submit;
-    case JobUse::Slot: return phase == Phase::Match;
-    case JobUse::Outcome: return true;
-  }
-  return false;
-}
 
 // On-Demand: validates while walking; false on any problem (the service would then parse the
 // body again with nlohmann for the canonical error, as JobReader does for the DOM path).
@@ -86,7 +76,7 @@ bool ondemand_job(simdjson::ondemand::value v, JobUse use, JobRecord& r) {
     std::string_view key;
     if (member.unescaped_key().get(key)) return false;
     const auto field = field_by_name(key);
-    if (!field || !allowed(info(*field).phase, use)) return false;
+    if (!field || !field_allowed(info(*field).phase, use)) return false;
     simdjson::ondemand::value value;
     if (member.value().get(value)) return false;
     simdjson::ondemand::json_type type;

@@ -8,9 +8,8 @@
 #include <simdjson.h>
 
 namespace ttlpred::serve {
-namespace {
 
-bool allowed(Phase phase, JobUse use) {
+bool field_allowed(Phase phase, JobUse use) {
   switch (use) {
     case JobUse::Predict: return phase != Phase::Outcome;
     case JobUse::Candidate: return phase == Phase::Submit;
@@ -19,6 +18,8 @@ bool allowed(Phase phase, JobUse use) {
   }
   return false;
 }
+
+namespace {
 
 const char* refusal(Phase phase, JobUse use) {
   if (use == JobUse::Slot) return "is not a slot field (the slot takes match-phase fields only)";
@@ -43,7 +44,7 @@ void job_from_json(const nlohmann::json& obj, JobUse use, long index, JobRecord&
     const auto field = field_by_name(key);
     if (!field) throw RequestError(400, "unknown field '" + key + "'" + where(index), key, index);
     const FieldInfo& fi = info(*field);
-    if (!allowed(fi.phase, use))
+    if (!field_allowed(fi.phase, use))
       throw RequestError(400, "field '" + key + "' " + refusal(fi.phase, use) + where(index), key, index);
     if (value.is_null()) continue;
     if (fi.kind == FieldKind::Category) {
@@ -142,7 +143,7 @@ bool job_from_dom(simdjson::dom::element e, JobUse use, JobRecord& r) {
     const auto field = field_by_name(kv.key);
     if (!field) return false;
     const FieldInfo& fi = info(*field);
-    if (!allowed(fi.phase, use)) return false;
+    if (!field_allowed(fi.phase, use)) return false;
     const bool category = fi.kind == FieldKind::Category;
     double v;
     switch (kv.value.type()) {

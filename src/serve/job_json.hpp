@@ -38,6 +38,9 @@ enum class JobUse {
   Outcome,    // any field; wall_s required
 };
 
+// Whether a field of `phase` may appear in a job object used as `use`.
+bool field_allowed(Phase phase, JobUse use);
+
 // Fills `r` (cleared first) from `obj`. Category values are views into `obj`, which must
 // outlive `r`. Throws RequestError(400) naming the field and `index` for an unknown key, a
 // field not allowed for `use`, a wrong type, or a negative / non-finite number. `null`

@@ -18,16 +18,13 @@
 namespace ttlpred {
 namespace {
 
+// Wider than the trainer tests' network: with hidden {32, 24} and a 4-epoch fine-tune the
+// 2:4 models stayed 43-72 % above the dense model's validation RMSE.
 TrainConfig small_config() {
-  TrainConfig c;
+  TrainConfig c = test::small_train_config();
   c.hidden = {48, 40};
-  c.dropout = 0.0f;
-  c.batch_size = 128;
   c.max_epochs = 12;
   c.patience = 4;
-  c.learning_rate = 5e-3f;
-  c.validation_fraction = 0.2;
-  c.threads = 2;
   return c;
 }
 

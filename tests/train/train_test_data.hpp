@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "features/encoded_batch.hpp"
+#include "train/train_config.hpp"
 
 namespace ttlpred::test {
 
@@ -36,6 +37,20 @@ inline Problem noisy_function(std::size_t rows, double noise_h, std::uint64_t se
     p.wall_s.push_back(static_cast<float>(std::max(0.0, h + noise_h * n01(rng)) * 3600.0));
   }
   return p;
+}
+
+// A network and schedule sized for these problems: trains in well under a second.
+inline TrainConfig small_train_config() {
+  TrainConfig c;
+  c.hidden = {32, 32};
+  c.dropout = 0.0f;
+  c.batch_size = 128;
+  c.max_epochs = 25;
+  c.patience = 5;
+  c.learning_rate = 5e-3f;
+  c.validation_fraction = 0.2;
+  c.threads = 2;
+  return c;
 }
 
 }  // namespace ttlpred::test

@@ -13,18 +13,7 @@
 namespace ttlpred {
 namespace {
 
-TrainConfig small_config() {
-  TrainConfig c;
-  c.hidden = {32, 32};
-  c.dropout = 0.0f;
-  c.batch_size = 128;
-  c.max_epochs = 25;
-  c.patience = 5;
-  c.learning_rate = 5e-3f;
-  c.validation_fraction = 0.2;
-  c.threads = 2;
-  return c;
-}
+TrainConfig small_config() { return test::small_train_config(); }
 
 double rmse_vs(const std::vector<float>& pred_s, const std::vector<float>& wall_s, std::size_t from) {
   return rmse_hours(std::span(wall_s).subspan(from), std::span(pred_s).subspan(from));
