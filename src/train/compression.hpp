@@ -86,7 +86,8 @@ class WeightCompressor {
 
 // The outputs (standardized target space) an int8-static plan compiled with `table` computes
 // for `model`, simulated in float exactly as QAT trains: the reference a QAT model's plan is
-// checked against. out_z.size() == x.rows.
+// checked against. A table without its own grid (act_qmax 0, post-training calibration) is
+// simulated on 255 levels, the scalar and VNNI kernels' grid. out_z.size() == x.rows.
 void simulate_int8_static(const MlpModel& model, const quant::CalibrationTable& table, const EncodedBatch& x,
                           std::span<float> out_z);
 
