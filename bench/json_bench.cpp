@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
 
+#include "load/load_job.hpp"
 #include "serve/job_json.hpp"
 
 namespace ttlpred {
@@ -27,14 +28,7 @@ namespace {
 
 using serve::JobUse;
 
-// The load generator's job (bench/load/serve_load.cpp), byte for byte.
-std::string load_job(int i) {
-  static const char* users[] = {"alice", "bob", "carol", "dave", "erin"};
-  static const char* types[] = {"MC", "USER", "MERGE"};
-  return std::string("{\"user\":\"") + users[i % 5] + "\",\"job_type\":\"" + types[i % 3] +
-         "\",\"requested_ttl_s\":" + std::to_string(3600 + 100 * (i % 500)) + ",\"cpu_cores\":" +
-         std::to_string(1 << (i % 4)) + ",\"submit_time\":1800000000}";
-}
+using load::load_job;
 
 // A fuller ALICE job as a broker would send it: 14 submit-phase fields, fractional numbers.
 std::string alice_job(int i) {

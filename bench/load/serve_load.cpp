@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "load_job.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -33,21 +35,14 @@ struct Options {
   double report_every = 0;  // seconds between progress lines (0: none)
 };
 
-std::string job(int i) {
-  static const char* users[] = {"alice", "bob", "carol", "dave", "erin"};
-  static const char* types[] = {"MC", "USER", "MERGE"};
-  return std::string("{\"user\":\"") + users[i % 5] + "\",\"job_type\":\"" + types[i % 3] +
-         "\",\"requested_ttl_s\":" + std::to_string(3600 + 100 * (i % 500)) + ",\"cpu_cores\":" +
-         std::to_string(1 << (i % 4)) + ",\"submit_time\":1800000000}";
-}
 
 std::string request_for(const Options& o) {
   std::string body;
   if (o.batch == 1) {
-    body = job(0);
+    body = ttlpred::load::load_job(0);
   } else {
     body = "[";
-    for (int i = 0; i < o.batch; ++i) body += (i ? "," : "") + job(i);
+    for (int i = 0; i < o.batch; ++i) body += (i ? "," : "") + ttlpred::load::load_job(i);
     body += "]";
   }
   return "POST /v1/predict HTTP/1.1\r\nHost: " + o.host + "\r\nContent-Type: application/json\r\nContent-Length: " +

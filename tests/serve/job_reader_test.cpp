@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../../bench/load/load_job.hpp"  // the load test's bodies, checked here
 #include "serve/job_json.hpp"
 
 namespace ttlpred {
@@ -115,13 +116,7 @@ bool same(std::string_view body, JobUse use = JobUse::Predict, std::size_t max_b
   return fast;
 }
 
-std::string load_job(int i) {  // bench/load/serve_load.cpp's job
-  static const char* users[] = {"alice", "bob", "carol", "dave", "erin"};
-  static const char* types[] = {"MC", "USER", "MERGE"};
-  return std::string("{\"user\":\"") + users[i % 5] + "\",\"job_type\":\"" + types[i % 3] +
-         "\",\"requested_ttl_s\":" + std::to_string(3600 + 100 * (i % 500)) + ",\"cpu_cores\":" +
-         std::to_string(1 << (i % 4)) + ",\"submit_time\":1800000000}";
-}
+using load::load_job;
 
 std::string array_of(int n) {
   std::string b = "[";
