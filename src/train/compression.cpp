@@ -51,24 +51,24 @@ ActQuantPlan act_quant_plan(const quant::CalibrationTable& table, float qmax) {
 WeightCompressor::WeightCompressor(const NetShape& shape, const CompressionConfig& config)
     : shape_(shape), layout_(shape), config_(config), keep_(layout_.total, 1) {}
 
-void WeightCompressor::compute_mask(const float* latent) {
+void WeightCompressor::compute_mask(const float* latent, std::vector<std::uint8_t>& keep) const {
   for (std::size_t l = 0; l < shape_.widths.size(); ++l) {
     const std::uint32_t in = shape_.layer_inputs(l);
     for (std::uint32_t o = 0; o < shape_.widths[l]; ++o) {
       const std::size_t at = layout_.weight[l] + std::size_t{o} * in;
-      quant::mask_2_4(latent + at, in, keep_.data() + at);
+      quant::mask_2_4(latent + at, in, keep.data() + at);
     }
   }
 }
 
 void WeightCompressor::start(float* latent) {
   if (!config_.sparse_2_4) return;
-  compute_mask(latent);
+  compute_mask(latent, keep_);
   project(latent);
 }
 
 void WeightCompressor::effective(const float* latent, float* eff) {
-  if (config_.sparse_2_4 && config_.sparsity_method == SparsityMethod::SrSte) compute_mask(latent);
+  if (config_.sparse_2_4 && config_.sparsity_method == SparsityMethod::SrSte) compute_mask(latent, keep_);
   std::copy(latent, latent + layout_.total, eff);
   if (config_.sparse_2_4)
     for (std::size_t i = layout_.embeddings_end; i < layout_.total; ++i)
@@ -101,16 +101,8 @@ std::vector<float> WeightCompressor::exported(const float* latent) const {
   std::vector<float> out(latent, latent + layout_.total);
   if (config_.sparse_2_4) {
     std::vector<std::uint8_t> keep(keep_);
-    if (config_.sparsity_method == SparsityMethod::SrSte) {
-      // The mask of the weights as they are now, as the engine will select them.
-      for (std::size_t l = 0; l < shape_.widths.size(); ++l) {
-        const std::uint32_t in = shape_.layer_inputs(l);
-        for (std::uint32_t o = 0; o < shape_.widths[l]; ++o) {
-          const std::size_t at = layout_.weight[l] + std::size_t{o} * in;
-          quant::mask_2_4(latent + at, in, keep.data() + at);
-        }
-      }
-    }
+    // SR-STE: the mask of the weights as they are now, as the engine will select them.
+    if (config_.sparsity_method == SparsityMethod::SrSte) compute_mask(latent, keep);
     for (std::size_t i = layout_.embeddings_end; i < layout_.total; ++i)
       if (!keep[i]) out[i] = 0.0f;
   }

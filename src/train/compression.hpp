@@ -76,7 +76,8 @@ class WeightCompressor {
   std::vector<float> exported(const float* latent) const;
 
  private:
-  void compute_mask(const float* latent);
+  // keep (one entry per parameter) <- the 2:4 mask of latent's weight blocks.
+  void compute_mask(const float* latent, std::vector<std::uint8_t>& keep) const;
 
   NetShape shape_;
   NetLayout layout_;
