@@ -141,7 +141,7 @@ void run_pipeline(const PipelineOptions& o) {
 
   step(4, steps, "fine-tune for compressed inference: int8 QAT, 2:4 sparsity, both");
   std::vector<ModelFile> tuned;
-  tuned.reserve(3);
+  tuned.reserve(3);  // entries point into it: no reallocation
   if (o.finetune) {
     const struct {
       bool qat, sparse;
