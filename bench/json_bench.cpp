@@ -8,7 +8,7 @@
 //                     inlined from the header for the ISA the compiler targets: without
 //                     -mavx2 (our portable build) that is simdjson's scalar "fallback" kernel,
 //                     while DOM dispatches to the AVX2 kernel in libsimdjson at run time.
-// Each iteration parses the whole body from a std::string_view (what cpp-httplib hands the
+// Each iteration parses the whole body from a std::string_view (what the HTTP layer hands the
 // handler), so the simdjson paths include copying the body into their padded buffer.
 // items_per_second is jobs per second; ns per job = 1e9 / items_per_second.
 #include <benchmark/benchmark.h>

@@ -13,7 +13,8 @@ packages=(
   libbenchmark-dev                               # micro-benchmarks
   libeigen3-dev                                  # matrix products in training
   libdnnl-dev                                    # oneDNN: the inference peer in `ttlpred bench`
-  libcpp-httplib-dev                             # HTTP server for `ttlpred serve`
+  libboost-dev                                   # Boost.Beast: HTTP/1.1 for `ttlpred serve`
+  libcpp-httplib-dev                             # HTTP client of the service tests
 )
 
 missing=()

@@ -21,7 +21,7 @@ namespace {
 struct ServeOptions {
   std::string model, listen = "127.0.0.1:8080", variant = "auto", journal, admin_token;
   double alpha = 0.01;
-  std::size_t threads = 8, max_batch = 4096, max_body = 4u << 20;
+  std::size_t threads = 8, max_batch = 4096, max_body = 4u << 20, max_header = 16u << 10;
   std::uint64_t snapshot_every = 100000;
   int read_timeout_s = 5, keep_alive_timeout_s = 5;
 };
@@ -48,6 +48,7 @@ void run_serve(const ServeOptions& o) {
   split_listen(o.listen, ho.host, ho.port);
   ho.threads = o.threads;
   ho.max_body = o.max_body;
+  ho.max_header = o.max_header;
   ho.read_timeout_s = o.read_timeout_s;
   ho.keep_alive_timeout_s = o.keep_alive_timeout_s;
   ho.admin_token = o.admin_token;
@@ -116,7 +117,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--max-body", o->max_body, "largest request body, bytes")->capture_default_str();
   cmd->add_option("--snapshot-every", o->snapshot_every, "outcomes between history snapshots (0: never)")
       ->capture_default_str();
-  cmd->add_option("--read-timeout", o->read_timeout_s, "seconds a client may stay silent mid-request")
+  cmd->add_option("--max-header", o->max_header, "largest request line and headers, bytes")->capture_default_str();
+  cmd->add_option("--read-timeout", o->read_timeout_s, "seconds a request may take to arrive whole, from its first byte")
       ->capture_default_str();
   cmd->add_option("--keep-alive-timeout", o->keep_alive_timeout_s, "seconds an idle connection is kept")
       ->capture_default_str();

@@ -1,26 +1,57 @@
 #include "serve/http_server.hpp"
 
-#include <httplib.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+#include <vector>
 
 #include "serve/job_json.hpp"
+#include "serve/socket_stream.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred::serve {
 namespace {
 
+namespace http = boost::beast::http;
 using Clock = std::chrono::steady_clock;
+using Request = http::request<http::string_body>;
 
-Endpoint endpoint_of(const std::string& path) {
-  if (path == "/v1/predict") return Endpoint::Predict;
-  if (path == "/v1/match") return Endpoint::Match;
-  if (path == "/v1/outcomes") return Endpoint::Outcomes;
-  if (path == "/healthz") return Endpoint::Healthz;
-  if (path == "/readyz") return Endpoint::Readyz;
-  if (path == "/metrics") return Endpoint::Metrics;
-  if (path == "/admin/reload") return Endpoint::Reload;
-  return Endpoint::Other;
+// Bytes asked of one recv(): a 256-job batch body (~40 KB) in one or two calls.
+constexpr std::size_t kReadChunk = 64u << 10;
+
+struct Route {
+  std::string_view path;
+  http::verb method;
+  Endpoint endpoint;
+};
+constexpr Route kRoutes[] = {
+    {"/v1/predict", http::verb::post, Endpoint::Predict}, {"/v1/match", http::verb::post, Endpoint::Match},
+    {"/v1/outcomes", http::verb::post, Endpoint::Outcomes}, {"/healthz", http::verb::get, Endpoint::Healthz},
+    {"/readyz", http::verb::get, Endpoint::Readyz},       {"/metrics", http::verb::get, Endpoint::Metrics},
+    {"/admin/reload", http::verb::post, Endpoint::Reload},
+};
+
+// Boost 1.74's Beast has its own string_view.
+std::string_view std_view(boost::beast::string_view s) { return {s.data(), s.size()}; }
+
+const Route* route_of(boost::beast::string_view target) {
+  const std::string_view path = std_view(target).substr(0, std_view(target).find('?'));
+  for (const Route& r : kRoutes)
+    if (r.path == path) return &r;
+  return nullptr;
 }
 
 const char* default_message(int status) {
@@ -28,13 +59,25 @@ const char* default_message(int status) {
     case 400: return "bad request";
     case 404: return "no such endpoint";
     case 405: return "method not allowed";
-    case 408: return "request timeout";
+    case 408: return "request timeout (--read-timeout)";
     case 413: return "request body too large (--max-body)";
-    case 414: return "request URI too long";
-    case 416: return "range not satisfiable";
     case 431: return "request headers too large";
     default: return status >= 500 ? "internal error" : "request refused";
   }
+}
+
+// The status for a request that could not be read; 0 when there is nobody left to answer.
+int status_for_read_error(const boost::beast::error_code& ec, bool in_request) {
+  if (ec == boost::beast::error::timeout) return in_request ? 408 : 0;
+  if (ec == http::error::body_limit) return 413;
+  if (ec == http::error::header_limit) return 431;
+  if (ec == http::error::end_of_stream || ec == http::error::partial_message) return 0;
+  if (ec.category() == make_error_code(http::error::bad_method).category()) return 400;  // a malformed message
+  return 0;  // socket errors: reset, closed
+}
+
+bool expects_continue(const Request& req) {
+  return req.version() >= 11 && boost::beast::iequals(req[http::field::expect], "100-continue");
 }
 
 }  // namespace
@@ -46,69 +89,155 @@ bool is_loopback(const std::string& host) {
 struct HttpServer::Impl {
   Service& service;
   HttpOptions options;
-  httplib::Server server;
+  int listen_fd = -1;
+
+  std::atomic<bool> stopping{false};  // set under `mutex`, so that no accepted connection is missed
+  std::mutex mutex;
+  std::unordered_set<int> open;  // connections being served, so that stop() can end them
 
   Impl(Service& s, HttpOptions o) : service(s), options(std::move(o)) {}
-
-  void respond(httplib::Response& res, Endpoint e, Clock::time_point start, const Reply& reply) {
-    res.status = reply.status;
-    res.set_content(reply.body, reply.content_type);
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    service.metrics().record(e, seconds, reply.status >= 400);
+  ~Impl() {
+    if (listen_fd >= 0) ::close(listen_fd);
   }
 
-  template <class F>
-  httplib::Server::Handler timed(Endpoint e, F f) {
-    return [this, e, f](const httplib::Request& req, httplib::Response& res) {
-      const auto start = Clock::now();
-      respond(res, e, start, f(req));
-    };
-  }
-
-  Reply check_admin(const httplib::Request& req) const {
+  Reply check_admin(const Request& req) const {
     if (options.admin_token.empty()) {
       if (is_loopback(options.host)) return {200, {}};
       return {403, error_body("admin endpoints need --admin-token when the service listens beyond loopback")};
     }
-    const std::string want = "Bearer " + options.admin_token;
-    if (req.get_header_value("Authorization") != want)
+    if (req[http::field::authorization] != "Bearer " + options.admin_token)
       return {401, error_body("missing or wrong admin token (send 'Authorization: Bearer <token>')", "Authorization")};
     return {200, {}};
   }
 
-  void routes() {
-    server.Post("/v1/predict", timed(Endpoint::Predict, [this](const httplib::Request& r) { return service.predict(r.body); }));
-    server.Post("/v1/match", timed(Endpoint::Match, [this](const httplib::Request& r) { return service.match(r.body); }));
-    server.Post("/v1/outcomes",
-                timed(Endpoint::Outcomes, [this](const httplib::Request& r) { return service.outcomes(r.body); }));
-    server.Get("/healthz", timed(Endpoint::Healthz, [this](const httplib::Request&) { return service.healthz(); }));
-    server.Get("/readyz", timed(Endpoint::Readyz, [this](const httplib::Request&) { return service.readyz(); }));
-    server.Get("/metrics", timed(Endpoint::Metrics, [this](const httplib::Request&) { return service.metrics_text(); }));
-    server.Post("/admin/reload", timed(Endpoint::Reload, [this](const httplib::Request& r) {
-                  Reply auth = check_admin(r);
-                  return auth.status != 200 ? auth : service.reload(r.body);
-                }));
-    // Errors raised by the library itself (unknown path, body too large, bad request line)
-    // come here with an empty body: give them the same JSON shape and count them.
-    server.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-      res.set_content(error_body(default_message(res.status)), "application/json");
-      service.metrics().record(endpoint_of(req.path), 0.0, true);
-      return httplib::Server::HandlerResponse::Handled;
-    }));
-    server.set_exception_handler([this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-      std::string what = "internal error";
-      try {
-        std::rethrow_exception(ep);
-      } catch (const std::exception& e) {
-        what += ": ";
-        what += e.what();
-      } catch (...) {
+  Reply call(Endpoint e, const Request& req) {
+    const std::string_view body = req.body();
+    switch (e) {
+      case Endpoint::Predict: return service.predict(body);
+      case Endpoint::Match: return service.match(body);
+      case Endpoint::Outcomes: return service.outcomes(body);
+      case Endpoint::Healthz: return service.healthz();
+      case Endpoint::Readyz: return service.readyz();
+      case Endpoint::Metrics: return service.metrics_text();
+      case Endpoint::Reload: {
+        Reply auth = check_admin(req);
+        return auth.status != 200 ? auth : service.reload(body);
       }
-      res.status = 500;
-      res.set_content(error_body(what), "application/json");
-      service.metrics().record(endpoint_of(req.path), 0.0, true);
-    });
+      case Endpoint::Other: break;
+    }
+    return {404, error_body(default_message(404))};
+  }
+
+  // Routes one request and times it into the metrics; an exception becomes a 500. A 405
+  // sets `allow` to the method the path takes.
+  Reply handle(const Request& req, const char*& allow) {
+    const Route* route = route_of(req.target());
+    if (!route) {
+      service.metrics().record(Endpoint::Other, 0.0, true);
+      return {404, error_body(default_message(404))};
+    }
+    if (req.method() != route->method) {
+      service.metrics().record(route->endpoint, 0.0, true);
+      allow = route->method == http::verb::get ? "GET" : "POST";
+      return {405, error_body(default_message(405))};
+    }
+    const auto start = Clock::now();
+    Reply reply;
+    try {
+      reply = call(route->endpoint, req);
+    } catch (const std::exception& e) {
+      reply = {500, error_body(std::string("internal error: ") + e.what())};
+    }
+    service.metrics().record(route->endpoint, std::chrono::duration<double>(Clock::now() - start).count(),
+                             reply.status >= 400);
+    return reply;
+  }
+
+  static bool write_reply(SocketStream& stream, unsigned version, bool keep_alive, Reply&& reply, const char* allow) {
+    http::response<http::string_body> res{static_cast<http::status>(reply.status), version};
+    res.set(http::field::content_type, reply.content_type);
+    if (allow) res.set(http::field::allow, allow);
+    res.keep_alive(keep_alive);
+    res.body() = std::move(reply.body);
+    res.prepare_payload();
+    boost::beast::error_code ec;
+    http::write(stream, res, ec);
+    return !ec;
+  }
+
+  // After an error reply the client may still be sending: closing with unread bytes would
+  // make the kernel answer with a reset that can destroy the reply before the client reads
+  // it. Half-close, then discard what comes for a short while.
+  static void close_gently(int fd) {
+    ::shutdown(fd, SHUT_WR);
+    const timeval wait{0, 200000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    char sink[16384];
+    const auto until = Clock::now() + std::chrono::seconds(2);
+    while (Clock::now() < until && ::recv(fd, sink, sizeof sink, 0) > 0) {
+    }
+  }
+
+  void serve_connection(int fd) {
+    using std::chrono::seconds;
+    SocketStream stream(fd, seconds(options.keep_alive_timeout_s), seconds(options.read_timeout_s),
+                        seconds(options.write_timeout_s));
+    boost::beast::flat_buffer buffer;
+    buffer.reserve(kReadChunk);  // else Beast reads a batch's body in many small pieces
+    for (std::size_t served = 0;;) {
+      stream.start_request(buffer.size() != 0);
+      http::request_parser<http::string_body> parser;
+      parser.header_limit(static_cast<std::uint32_t>(options.max_header));
+      parser.body_limit(options.max_body);
+      boost::beast::error_code ec;
+      http::read_header(stream, buffer, parser, ec);
+      if (!ec && !parser.is_done() && expects_continue(parser.get())) {
+        static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+        stream.write_some(boost::asio::buffer(kContinue, sizeof kContinue - 1), ec);
+      }
+      if (!ec && !parser.is_done()) http::read(stream, buffer, parser, ec);
+      if (ec) {
+        const int status = status_for_read_error(ec, stream.in_request());
+        if (status == 0) return;
+        const Route* route = route_of(parser.get().target());
+        service.metrics().record(route ? route->endpoint : Endpoint::Other, 0.0, true);
+        write_reply(stream, 11, false, {status, error_body(default_message(status))}, nullptr);
+        close_gently(fd);
+        return;
+      }
+      const Request& req = parser.get();
+      const char* allow = nullptr;
+      Reply reply = handle(req, allow);
+      const bool keep_alive = req.keep_alive() && ++served < options.keep_alive_max && !stopping;
+      if (!write_reply(stream, req.version(), keep_alive, std::move(reply), allow) || !keep_alive) return;
+    }
+  }
+
+  void worker() {
+    for (;;) {
+      const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (stopping) return;
+        if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
+        // Out of descriptors or memory: let the other connections finish, then try again.
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
+      {
+        std::lock_guard lock(mutex);
+        if (stopping) {
+          ::close(fd);
+          return;
+        }
+        open.insert(fd);
+      }
+      serve_connection(fd);
+      {
+        std::lock_guard lock(mutex);
+        open.erase(fd);
+      }
+      ::close(fd);
+    }
   }
 };
 
@@ -117,39 +246,59 @@ HttpServer::HttpServer(Service& service, HttpOptions options)
   const HttpOptions& o = impl_->options;
   if (o.threads == 0) throw Error("--threads must be at least 1");
   if (o.max_body == 0) throw Error("--max-body must be at least 1 byte");
-  httplib::Server& s = impl_->server;
-  const std::size_t threads = o.threads;
-  s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  s.set_tcp_nodelay(true);  // replies are small: do not let Nagle hold them back
-  s.set_payload_max_length(o.max_body);
-  s.set_read_timeout(o.read_timeout_s, 0);
-  s.set_write_timeout(o.write_timeout_s, 0);
-  s.set_keep_alive_timeout(o.keep_alive_timeout_s);
-  s.set_keep_alive_max_count(o.keep_alive_max);
-  impl_->routes();
+  if (o.max_header < 256) throw Error("--max-header must be at least 256 bytes");
 }
 
 HttpServer::~HttpServer() { stop(); }
 
 int HttpServer::bind() {
-  httplib::Server& s = impl_->server;
   const std::string& host = impl_->options.host;
-  if (impl_->options.port == 0) {
-    port_ = s.bind_to_any_port(host);
-    if (port_ <= 0) throw Error("cannot listen on " + host + ": no free port");
-  } else {
-    if (!s.bind_to_port(host, impl_->options.port))
-      throw Error("cannot listen on " + host + ":" + std::to_string(impl_->options.port) +
-                  " (address in use, or not an address of this host)");
-    port_ = impl_->options.port;
+  const std::string where = host + ":" + std::to_string(impl_->options.port);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (const int rc = getaddrinfo(host.c_str(), std::to_string(impl_->options.port).c_str(), &hints, &found); rc != 0)
+    throw Error("cannot listen on " + where + ": " + gai_strerror(rc));
+  std::string why = "no address";
+  for (const addrinfo* a = found; a && impl_->listen_fd < 0; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, SOMAXCONN) == 0) {
+      impl_->listen_fd = fd;
+    } else {
+      why = std::strerror(errno);
+      ::close(fd);
+    }
   }
+  freeaddrinfo(found);
+  if (impl_->listen_fd < 0) throw Error("cannot listen on " + where + ": " + why);
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  getsockname(impl_->listen_fd, reinterpret_cast<sockaddr*>(&bound), &len);
+  port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                            : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   return port_;
 }
 
-void HttpServer::run() { impl_->server.listen_after_bind(); }
+void HttpServer::run() {
+  if (impl_->listen_fd < 0) throw Error("HttpServer::run() before bind()");
+  std::vector<std::thread> workers;
+  for (std::size_t i = 1; i < impl_->options.threads; ++i) workers.emplace_back([this] { impl_->worker(); });
+  impl_->worker();
+  for (auto& t : workers) t.join();
+}
 
 void HttpServer::stop() {
-  if (impl_ && impl_->server.is_running()) impl_->server.stop();
+  if (!impl_) return;
+  std::lock_guard lock(impl_->mutex);
+  impl_->stopping = true;
+  // Wakes the threads blocked in accept() and in reads of open connections.
+  if (impl_->listen_fd >= 0) ::shutdown(impl_->listen_fd, SHUT_RDWR);
+  for (int fd : impl_->open) ::shutdown(fd, SHUT_RDWR);
 }
 
 }  // namespace ttlpred::serve

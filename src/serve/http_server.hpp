@@ -1,8 +1,10 @@
 #pragma once
-// HTTP/1.1 front of the Service on cpp-httplib: routes, limits, timeouts, admin token, and
-// timing of every request into the metrics. One worker thread serves one keep-alive
-// connection at a time, so `threads` is also the number of connections served at once;
-// further connections wait in the accept queue.
+// HTTP/1.1 front of the Service: routes, limits, timeouts, admin token, and timing of every
+// request into the metrics. Boost.Beast parses requests and writes replies; the sockets are
+// plain blocking ones (socket_stream.hpp), so that a keep-alive request costs one recv() and
+// one sendmsg(). Each of `threads` workers accepts a connection and serves it until it
+// closes, so `threads` is also the number of connections served at once; further
+// connections wait in the kernel's accept queue.
 #include <memory>
 #include <string>
 
@@ -15,7 +17,8 @@ struct HttpOptions {
   int port = 8080;                    // 0: any free port (see HttpServer::port())
   std::size_t threads = 8;
   std::size_t max_body = 4u << 20;    // bytes; larger bodies get 413
-  int read_timeout_s = 5;             // a client that sends nothing for this long is dropped
+  std::size_t max_header = 16u << 10;  // bytes of request line and headers; more gets 431
+  int read_timeout_s = 5;             // a request must arrive whole within this (else 408)
   int write_timeout_s = 5;
   int keep_alive_timeout_s = 5;       // idle keep-alive connections are closed after this
   std::size_t keep_alive_max = 1000000;  // requests per connection

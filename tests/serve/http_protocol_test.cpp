@@ -1,0 +1,192 @@
+// The HTTP layer's protocol behaviour over raw sockets, where a client library would hide
+// it: pipelining, Expect: 100-continue, HTTP/1.0, the keep-alive limit, wrong methods,
+// oversized headers, and clients that trickle their request.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "serve_test_util.hpp"
+#include "test_support.hpp"
+
+namespace ttlpred {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const std::string& model_path() {
+  static const std::string path = [] {
+    const std::string p = test::temp_dir() + "/protocol.model";
+    test::write_test_model(p, 1);
+    return p;
+  }();
+  return path;
+}
+
+serve::ServiceOptions service_options() {
+  serve::ServiceOptions o;
+  o.model_path = model_path();
+  return o;
+}
+
+// One TCP connection to the server; reads until the peer closes or `seconds` pass.
+struct RawConnection {
+  int fd = -1;
+  explicit RawConnection(int port) {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    const timeval wait{0, 100000};  // recv() returns every 0.1 s so that read_for can stop
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  }
+  ~RawConnection() { close(fd); }
+  void send_all(const std::string& s) const {
+    ASSERT_EQ(send(fd, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size()));
+  }
+  // Everything received until the server closes (closed = true) or `seconds` pass.
+  std::string read_for(double seconds, bool* closed = nullptr, std::size_t until_bytes = 0) const {
+    std::string got;
+    char buf[4096];
+    const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+    while (Clock::now() < end && (until_bytes == 0 || got.size() < until_bytes)) {
+      const ssize_t n = recv(fd, buf, sizeof buf, 0);
+      if (n == 0) {
+        if (closed) *closed = true;
+        return got;
+      }
+      if (n > 0) got.append(buf, static_cast<std::size_t>(n));
+    }
+    if (closed) *closed = false;
+    return got;
+  }
+};
+
+std::string post_request(const std::string& body, const std::string& extra_headers = {}) {
+  return "POST /v1/predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + extra_headers +
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(HttpProtocol, PipelinedRequestsAreAnsweredInOrderOnOneConnection) {
+  test::TestServer s(service_options());
+  RawConnection c(s.port);
+  c.send_all(post_request(R"({"user":"alice"})") + post_request(R"([{"user":"bob"},{"user":"carol"}])") +
+             "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  bool closed = true;
+  const std::string got = c.read_for(0.5, &closed);
+  EXPECT_FALSE(closed);  // keep-alive: still open
+  EXPECT_EQ(count(got, "HTTP/1.1 200 OK"), 3u) << got;
+  const std::size_t single = got.find("\"expected_wall_s\""), batch = got.find("\"predictions\""),
+                    health = got.rfind("HTTP/1.1 200 OK");
+  EXPECT_LT(single, batch);
+  EXPECT_LT(batch, health);
+}
+
+TEST(HttpProtocol, ExpectContinueGetsAnInterimReplyBeforeTheBody) {
+  test::TestServer s(service_options());
+  RawConnection c(s.port);
+  const std::string body = R"({"user":"alice"})";
+  c.send_all("POST /v1/predict HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: " +
+             std::to_string(body.size()) + "\r\n\r\n");
+  const std::string interim = c.read_for(1.0, nullptr, 25);
+  EXPECT_EQ(interim, "HTTP/1.1 100 Continue\r\n\r\n");
+  c.send_all(body);
+  const std::string got = c.read_for(0.5);
+  EXPECT_EQ(got.rfind("HTTP/1.1 200 OK", 0), 0u) << got;
+  EXPECT_NE(got.find("safe_ttl_s"), std::string::npos);
+}
+
+TEST(HttpProtocol, Http10AndTheKeepAliveLimitCloseTheConnection) {
+  test::TestServer s(service_options());
+  {
+    RawConnection c(s.port);
+    c.send_all("GET /healthz HTTP/1.0\r\n\r\n");
+    bool closed = false;
+    const std::string got = c.read_for(2.0, &closed);
+    EXPECT_TRUE(closed);
+    EXPECT_EQ(got.rfind("HTTP/1.0 200 OK", 0), 0u) << got;
+  }
+  serve::HttpOptions ho;
+  ho.keep_alive_max = 2;
+  test::TestServer limited(service_options(), ho);
+  RawConnection c(limited.port);
+  const std::string get = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  c.send_all(get + get + get);
+  bool closed = false;
+  const std::string got = c.read_for(2.0, &closed);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(count(got, "HTTP/1.1 200 OK"), 2u) << got;  // the third is not served
+  EXPECT_EQ(count(got, "Connection: close"), 1u) << got;
+}
+
+TEST(HttpProtocol, WrongMethodUnknownPathAndHugeHeadersGetJsonErrors) {
+  test::TestServer s(service_options());
+  {
+    RawConnection c(s.port);
+    c.send_all("GET /v1/predict HTTP/1.1\r\nHost: x\r\n\r\nDELETE /nowhere HTTP/1.1\r\nHost: x\r\n\r\n");
+    const std::string got = c.read_for(0.5);
+    EXPECT_NE(got.find("HTTP/1.1 405 Method Not Allowed"), std::string::npos) << got;
+    EXPECT_NE(got.find("Allow: POST"), std::string::npos);
+    EXPECT_NE(got.find("{\"error\":\"method not allowed\"}"), std::string::npos);
+    EXPECT_NE(got.find("HTTP/1.1 404 Not Found"), std::string::npos);
+  }
+  {
+    RawConnection c(s.port);
+    c.send_all("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Padding: " + std::string(20000, 'a') + "\r\n\r\n");
+    bool closed = false;
+    const std::string got = c.read_for(2.0, &closed);
+    EXPECT_EQ(got.rfind("HTTP/1.1 431 ", 0), 0u) << got.substr(0, 200);
+    EXPECT_NE(got.find("\"error\":\"request headers too large\""), std::string::npos);
+    EXPECT_TRUE(closed);
+  }
+  {
+    RawConnection c(s.port);
+    c.send_all("NOT HTTP AT ALL\r\n\r\n");
+    bool closed = false;
+    const std::string got = c.read_for(2.0, &closed);
+    EXPECT_EQ(got.rfind("HTTP/1.1 400 ", 0), 0u) << got;
+    EXPECT_TRUE(closed);
+  }
+  EXPECT_EQ(s.service->metrics().errors(serve::Endpoint::Predict), 1u);  // the 405
+  EXPECT_EQ(s.service->metrics().errors(serve::Endpoint::Other), 2u);    // the 404 and the 400
+  EXPECT_EQ(s.service->metrics().errors(serve::Endpoint::Healthz), 1u);  // the 431
+}
+
+TEST(HttpProtocol, AClientTricklingItsRequestIsCutOffAtTheReadTimeout) {
+  serve::HttpOptions ho;
+  ho.read_timeout_s = 1;
+  ho.keep_alive_timeout_s = 3;
+  test::TestServer s(service_options(), ho);
+  RawConnection c(s.port);
+  const std::string request = post_request(std::string(200, ' ') + R"({"user":"alice"})");
+  const auto start = Clock::now();
+  std::string got;
+  bool closed = false;
+  // One byte every 0.1 s: each read succeeds, only the request's total time can catch it.
+  for (std::size_t i = 0; i < request.size() && !closed; ++i) {
+    if (send(c.fd, request.data() + i, 1, MSG_NOSIGNAL) != 1) break;
+    got += c.read_for(0.1, &closed);
+  }
+  got += c.read_for(1.0, &closed);
+  const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+  EXPECT_TRUE(closed);
+  EXPECT_GE(waited, 0.9);
+  EXPECT_LT(waited, 2.5);
+  EXPECT_EQ(got.rfind("HTTP/1.1 408 ", 0), 0u) << got;
+}
+
+}  // namespace
+}  // namespace ttlpred
