@@ -13,9 +13,12 @@ std::string_view isa_name(Isa isa);
 Isa isa_from_name(std::string_view name);
 // Whether this CPU can run code built for `isa` (AVX2 also requires FMA, F16C and BMI2).
 bool host_supports(Isa isa);
-// Whether this build has kernels for `isa`: scalar, avx2 and avx512-vnni (AVX2 float kernels
-// with VNNI int8 kernels); plain avx512 and avx512-bf16 kernels are not written yet.
+// Whether this build has kernels for `isa`: scalar, avx2, avx512 (F+BW+VL) and avx512-vnni;
+// avx512-bf16 kernels (vdpbf16ps) are not written yet.
 bool isa_implemented(Isa isa);
+// Whether `isa`'s kernels can also run on the portable model of their instructions
+// (CompileOptions::emulated), on any host: avx512 and avx512-vnni.
+bool isa_emulated(Isa isa);
 // The ISAs both implemented and supported here, scalar first.
 std::vector<Isa> usable_isas();
 // The best usable ISA.

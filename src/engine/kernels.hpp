@@ -87,7 +87,12 @@ struct KernelSet {
 
 const KernelSet& scalar_kernels();
 const KernelSet& avx2_kernels();
-// AVX2 set with the int8 GEMMs on vpdpbusd (AVX-512 VNNI, 256-bit) and full 8-bit activations.
+// 512-bit tiles (arch/avx512/): F+BW+VL, and with the int8 GEMMs on vpdpbusd (full 8-bit
+// activations).
+const KernelSet& avx512_kernels();
 const KernelSet& avx512vnni_kernels();
+// The same tiles on a portable model of the instructions, for checking them on any host.
+const KernelSet& avx512_emulated_kernels();
+const KernelSet& avx512vnni_emulated_kernels();
 
 }  // namespace ttlpred::engine::detail

@@ -38,10 +38,11 @@ WeightFormat format_of(Variant v) {
   return WeightFormat::F32;
 }
 
-const detail::KernelSet& kernels_for(Isa isa) {
+const detail::KernelSet& kernels_for(Isa isa, bool emulated) {
   switch (isa) {
     case Isa::Avx2: return detail::avx2_kernels();
-    case Isa::Avx512Vnni: return detail::avx512vnni_kernels();
+    case Isa::Avx512: return emulated ? detail::avx512_emulated_kernels() : detail::avx512_kernels();
+    case Isa::Avx512Vnni: return emulated ? detail::avx512vnni_emulated_kernels() : detail::avx512vnni_kernels();
     default: return detail::scalar_kernels();
   }
 }
@@ -283,15 +284,19 @@ Plan compile(const MlpModel& input_model, Variant variant, const CompileOptions&
   validate_model(input_model);
   const Isa isa = options.isa.value_or(best_isa());
   if (!isa_implemented(isa))
-    throw Error("ISA '" + std::string(isa_name(isa)) + "' has no kernels in this build (implemented: scalar, avx2, avx512-vnni)");
-  if (!host_supports(isa)) throw Error("ISA '" + std::string(isa_name(isa)) + "' is not supported by this CPU");
+    throw Error("ISA '" + std::string(isa_name(isa)) +
+                "' has no kernels in this build (implemented: scalar, avx2, avx512, avx512-vnni)");
+  if (options.emulated && !isa_emulated(isa))
+    throw Error("ISA '" + std::string(isa_name(isa)) + "' has no emulated kernels (emulated: avx512, avx512-vnni)");
+  if (!options.emulated && !host_supports(isa))
+    throw Error("ISA '" + std::string(isa_name(isa)) + "' is not supported by this CPU");
 
   const bool sparse = variant == Variant::Fp16Sparse24 || variant == Variant::Int8Sparse24;
   const MlpModel model = sparse ? prune_2_4(input_model) : input_model;
   auto impl = std::make_shared<Plan::Impl>();
   impl->variant = variant;
   impl->isa = isa;
-  impl->kernels = &kernels_for(isa);
+  impl->kernels = &kernels_for(isa, options.emulated);
   impl->baseline = variant == Variant::Fp32;
   impl->int8 = variant == Variant::Int8Dynamic || variant == Variant::Int8Static || variant == Variant::Int8Sparse24;
   impl->dynamic = variant == Variant::Int8Dynamic;

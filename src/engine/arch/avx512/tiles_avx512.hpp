@@ -1,0 +1,302 @@
+#pragma once
+// The AVX-512 GEMM tiles, written once over a 16-lane vector policy `V` (vec16_native.hpp
+// for the real instructions, vec16_emulated.hpp for the portable model that tests them on
+// any host). A panel of 16 output columns is one register in every weight format, so the
+// packing is the AVX2 one (kernels.hpp) and a tile of MR rows x NP panels keeps MR*NP
+// accumulators: 8 x 2 for full row blocks (16 of the 32 registers), wider and shorter for
+// the last rows so that a single row (batch 1) still has 8 accumulators in flight.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "engine/kernels.hpp"
+
+namespace ttlpred::engine::detail {
+namespace {
+
+template <class V>
+struct Avx512Tiles {
+  using F = typename V::F;
+  using I = typename V::I;
+
+  static F activate(F v, Activation act) {
+    switch (act) {
+      case Activation::None: return v;
+      case Activation::Relu: return V::max(v, V::zero());
+      case Activation::LeakyRelu: return V::max(v, V::mul(v, V::broadcast(kLeakyReluSlope)));
+    }
+    return v;
+  }
+
+  // Folded embeddings, activation and store of row m, columns n..n+15 (clipped to y_cols).
+  static void finish(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t n, F v) {
+    if (c.y_cols <= n) return;
+    const unsigned avail = c.y_cols - n < 16 ? c.y_cols - n : 16u;
+    if (!c.raw) {
+      for (std::uint32_t j = 0; j < c.n_folded; ++j)
+        v = V::add(v, V::load(c.folded[j] + std::size_t{c.cats[m * c.cat_stride + j]} * L.cols_padded() + n));
+      v = activate(v, L.act);
+    }
+    if (c.out_u8)
+      V::store_u8(static_cast<std::uint8_t*>(c.y) + m * c.y_stride + n, v, c.out_inv_scale, c.out_zp, c.out_qmax, avail);
+    else
+      V::store(static_cast<float*>(c.y) + m * c.y_stride + n, v, avail);
+  }
+  static void finish_float(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t n, F acc) {
+    if (!c.raw) acc = V::add(acc, V::load(L.bias + n));
+    finish(L, c, m, n, acc);
+  }
+  static void finish_int(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t n, I acc) {
+    F v = V::to_float(acc);
+    if (c.row_scale) {
+      v = V::fnmadd(V::broadcast(c.row_zp[m]), V::load(L.wsum + n), v);
+      v = V::mul(v, V::broadcast(c.row_scale[m]));
+    }
+    finish(L, c, m, n, V::fmadd(v, V::load(L.col_scale + n), V::load(L.bias + n)));
+  }
+
+  // Float weights (F32, F16, BF16): `Load` widens one panel row of 16 weights.
+  template <class Load>
+  struct Float {
+    template <int MR, int NP>
+    static void run(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0) {
+      const std::uint32_t K = L.in;
+      const float* x[MR];
+      #pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) x[r] = static_cast<const float*>(c.x) + (m0 + r) * c.x_stride;
+      const typename Load::T* w[NP];
+      #pragma GCC unroll 16
+      for (int j = 0; j < NP; ++j) w[j] = static_cast<const typename Load::T*>(L.weights) + std::size_t{p0 + j} * K * kPanel;
+      F acc[MR][NP];
+      #pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r)
+        #pragma GCC unroll 16
+        for (int j = 0; j < NP; ++j) acc[r][j] = V::zero();
+      for (std::uint32_t k = 0; k < K; ++k) {
+        F wk[NP];
+        #pragma GCC unroll 16
+        for (int j = 0; j < NP; ++j) wk[j] = Load::load(w[j] + std::size_t{k} * kPanel);
+        #pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+          const F xb = V::broadcast(x[r][k]);
+          #pragma GCC unroll 16
+          for (int j = 0; j < NP; ++j) acc[r][j] = V::fmadd(wk[j], xb, acc[r][j]);
+        }
+      }
+      #pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r)
+        #pragma GCC unroll 16
+        for (int j = 0; j < NP; ++j) finish_float(L, c, m0 + r, (p0 + j) * kPanel, acc[r][j]);
+    }
+  };
+  struct LoadF32 {
+    using T = float;
+    static F load(const float* p) { return V::load(p); }
+  };
+  struct LoadF16 {
+    using T = std::uint16_t;
+    static F load(const std::uint16_t* p) { return V::load_f16(p); }
+  };
+  struct LoadBF16 {
+    using T = std::uint16_t;
+    static F load(const std::uint16_t* p) { return V::load_bf16_slots(p); }
+  };
+
+  // u8 x s8, "c4": one register holds 4 consecutive inputs of each of the 16 columns.
+  template <class Dot>
+  struct Qs8 {
+    template <int MR, int NP>
+    static void run(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0) {
+      const std::uint32_t groups = L.in_padded / 4;
+      const std::uint8_t* x[MR];
+      #pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) x[r] = static_cast<const std::uint8_t*>(c.x) + (m0 + r) * c.x_stride;
+      const std::int8_t* w[NP];
+      #pragma GCC unroll 16
+      for (int j = 0; j < NP; ++j) w[j] = static_cast<const std::int8_t*>(L.weights) + std::size_t{p0 + j} * groups * kPanel * 4;
+      I acc[MR][NP];
+      #pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r)
+        #pragma GCC unroll 16
+        for (int j = 0; j < NP; ++j) acc[r][j] = V::izero();
+      for (std::uint32_t g = 0; g < groups; ++g) {
+        I wg[NP];
+        #pragma GCC unroll 16
+        for (int j = 0; j < NP; ++j) wg[j] = V::load_i(w[j] + std::size_t{g} * kPanel * 4);
+        #pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+          std::int32_t four;
+          std::memcpy(&four, x[r] + 4 * g, 4);
+          const I xb = V::broadcast32(four);
+          #pragma GCC unroll 16
+          for (int j = 0; j < NP; ++j) acc[r][j] = Dot::acc(acc[r][j], xb, wg[j]);
+        }
+      }
+      #pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r)
+        #pragma GCC unroll 16
+        for (int j = 0; j < NP; ++j) finish_int(L, c, m0 + r, (p0 + j) * kPanel, acc[r][j]);
+    }
+  };
+
+  // Column code byte (2-bit indices a0 a1 | b0 b1) -> shuffle control bytes {a0, a1, 4+b0, 4+b1}.
+  static I shuffle_control(I code) {
+    const I spread = V::or_i(V::or_i(code, V::template shl<6>(code)),
+                             V::or_i(V::template shl<12>(code), V::template shl<18>(code)));
+    return V::add_i(V::and_i(spread, V::broadcast32(0x03030303)), V::broadcast32(0x04040000));
+  }
+
+  // 2:4 sparse u8 x s8: per column and 8 inputs, 4 kept weights and their 2-bit positions;
+  // the matching activations are gathered by a byte shuffle.
+  template <class Dot>
+  struct Qs8Sparse {
+    template <int MR, int NP>
+    static void run(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0) {
+      const std::uint32_t groups = L.in_padded / 8;
+      const std::uint8_t* x[MR];
+      #pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) x[r] = static_cast<const std::uint8_t*>(c.x) + (m0 + r) * c.x_stride;
+      const std::int8_t* v[NP];
+      const std::uint8_t* codes[NP];
+      #pragma GCC unroll 16
+      for (int j = 0; j < NP; ++j) {
+        v[j] = static_cast<const std::int8_t*>(L.weights) + std::size_t{p0 + j} * groups * kPanel * 4;
+        codes[j] = static_cast<const std::uint8_t*>(L.aux) + std::size_t{p0 + j} * groups * kPanel;
+      }
+      I acc[MR][NP];
+      #pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r)
+        #pragma GCC unroll 16
+        for (int j = 0; j < NP; ++j) acc[r][j] = V::izero();
+      for (std::uint32_t g = 0; g < groups; ++g) {
+        I ctl[NP], wg[NP];
+        #pragma GCC unroll 16
+        for (int j = 0; j < NP; ++j) {
+          ctl[j] = shuffle_control(V::widen_u8(codes[j] + std::size_t{g} * kPanel));
+          wg[j] = V::load_i(v[j] + std::size_t{g} * kPanel * 4);
+        }
+        #pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+          std::int64_t eight;
+          std::memcpy(&eight, x[r] + 8 * g, 8);
+          const I xb = V::broadcast64(eight);
+          #pragma GCC unroll 16
+          for (int j = 0; j < NP; ++j) acc[r][j] = Dot::acc(acc[r][j], V::shuffle_bytes(xb, ctl[j]), wg[j]);
+        }
+      }
+      #pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r)
+        #pragma GCC unroll 16
+        for (int j = 0; j < NP; ++j) finish_int(L, c, m0 + r, (p0 + j) * kPanel, acc[r][j]);
+    }
+  };
+
+  // 2:4 sparse fp16: per column and 4 inputs, 2 kept halves; column c's positions are bits
+  // 4c and 4c+2 of a 64-bit word, and vpermilps reads only the low 2 bits of each index.
+  struct F16Sparse {
+    template <int MR, int NP>
+    static void run(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0) {
+      static constexpr std::int32_t kShift0[16] = {0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28};
+      static constexpr std::int32_t kShift1[16] = {2, 6, 10, 14, 18, 22, 26, 30, 2, 6, 10, 14, 18, 22, 26, 30};
+      const std::uint32_t groups = L.in_padded / 4;
+      const float* x[MR];
+      #pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) x[r] = static_cast<const float*>(c.x) + (m0 + r) * c.x_stride;
+      const std::uint16_t* v[NP];
+      const std::uint64_t* idx[NP];
+      #pragma GCC unroll 16
+      for (int j = 0; j < NP; ++j) {
+        v[j] = static_cast<const std::uint16_t*>(L.weights) + std::size_t{p0 + j} * groups * 2 * kPanel;
+        idx[j] = static_cast<const std::uint64_t*>(L.aux) + std::size_t{p0 + j} * groups;
+      }
+      const I sh0 = V::lanes(kShift0), sh1 = V::lanes(kShift1);
+      F acc[MR][NP];
+      #pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r)
+        #pragma GCC unroll 16
+        for (int j = 0; j < NP; ++j) acc[r][j] = V::zero();
+      for (std::uint32_t g = 0; g < groups; ++g) {
+        I i0[NP], i1[NP];
+        F v0[NP], v1[NP];
+        #pragma GCC unroll 16
+        for (int j = 0; j < NP; ++j) {
+          const std::uint64_t bits = idx[j][g];
+          const I b = V::halves32(static_cast<std::uint32_t>(bits), static_cast<std::uint32_t>(bits >> 32));
+          i0[j] = V::shr_var(b, sh0);
+          i1[j] = V::shr_var(b, sh1);
+          const std::uint16_t* vp = v[j] + std::size_t{g} * 2 * kPanel;
+          v0[j] = V::load_f16(vp);
+          v1[j] = V::load_f16(vp + kPanel);
+        }
+        #pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+          const F xg = V::broadcast4(x[r] + 4 * g);
+          #pragma GCC unroll 16
+          for (int j = 0; j < NP; ++j) {
+            acc[r][j] = V::fmadd(v0[j], V::permute_in_lanes(xg, i0[j]), acc[r][j]);
+            acc[r][j] = V::fmadd(v1[j], V::permute_in_lanes(xg, i1[j]), acc[r][j]);
+          }
+        }
+      }
+      #pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r)
+        #pragma GCC unroll 16
+        for (int j = 0; j < NP; ++j) finish_float(L, c, m0 + r, (p0 + j) * kPanel, acc[r][j]);
+    }
+  };
+
+  // Panels p.. in steps of NP for rows m..m+R-1.
+  template <class Tile, int R, int NP>
+  static void panels(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t& p) {
+    for (; p + NP <= L.panels; p += NP) Tile::template run<R, NP>(L, c, m, p);
+  }
+  // Fewer than 8 rows: as many panels at once as keeps about 8-16 accumulators.
+  template <class Tile, int R>
+  static void short_rows(const PackedLayer& L, const LayerCall& c, std::size_t m) {
+    std::uint32_t p = 0;
+    if constexpr (R == 1) panels<Tile, R, 8>(L, c, m, p);
+    panels<Tile, R, 4>(L, c, m, p);
+    panels<Tile, R, 2>(L, c, m, p);
+    panels<Tile, R, 1>(L, c, m, p);
+  }
+  // Full blocks of 8 rows go two panels at a time, so the two panels' weights stay in L1
+  // while the rows stream; then up to 7 rows as 4 + 3, 2 or 1.
+  template <class Tile>
+  static void drive(const PackedLayer& L, const LayerCall& c) {
+    const std::size_t full = c.rows / 8 * 8;
+    std::uint32_t p = 0;
+    for (; p + 2 <= L.panels; p += 2)
+      for (std::size_t m = 0; m < full; m += 8) Tile::template run<8, 2>(L, c, m, p);
+    for (; p < L.panels; ++p)
+      for (std::size_t m = 0; m < full; m += 8) Tile::template run<8, 1>(L, c, m, p);
+    std::size_t m = full;
+    std::size_t rem = c.rows - full;
+    if (rem >= 4) {
+      short_rows<Tile, 4>(L, c, m);
+      m += 4;
+      rem -= 4;
+    }
+    switch (rem) {
+      case 3: short_rows<Tile, 3>(L, c, m); break;
+      case 2: short_rows<Tile, 2>(L, c, m); break;
+      case 1: short_rows<Tile, 1>(L, c, m); break;
+      default: break;
+    }
+  }
+
+  struct DotBw {
+    static I acc(I a, I x, I w) { return V::dot_bw(a, x, w); }
+  };
+
+  static void gemm_f32(const PackedLayer& L, const LayerCall& c) { drive<Float<LoadF32>>(L, c); }
+  static void gemm_f16(const PackedLayer& L, const LayerCall& c) { drive<Float<LoadF16>>(L, c); }
+  static void gemm_bf16(const PackedLayer& L, const LayerCall& c) { drive<Float<LoadBF16>>(L, c); }
+  static void gemm_f16_sp24(const PackedLayer& L, const LayerCall& c) { drive<F16Sparse>(L, c); }
+  template <class Dot>
+  static void gemm_qs8(const PackedLayer& L, const LayerCall& c) { drive<Qs8<Dot>>(L, c); }
+  template <class Dot>
+  static void gemm_qs8_sp24(const PackedLayer& L, const LayerCall& c) { drive<Qs8Sparse<Dot>>(L, c); }
+};
+
+}  // namespace
+}  // namespace ttlpred::engine::detail
