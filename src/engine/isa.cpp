@@ -44,9 +44,9 @@ bool host_supports(Isa isa) {
   return false;
 }
 
-bool isa_implemented(Isa isa) { return isa != Isa::Avx512Bf16; }
+bool isa_implemented(Isa) { return true; }
 
-bool isa_emulated(Isa isa) { return isa == Isa::Avx512 || isa == Isa::Avx512Vnni; }
+bool isa_emulated(Isa isa) { return isa == Isa::Avx512 || isa == Isa::Avx512Vnni || isa == Isa::Avx512Bf16; }
 
 std::vector<Isa> usable_isas() {
   std::vector<Isa> out;

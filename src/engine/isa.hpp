@@ -13,11 +13,11 @@ std::string_view isa_name(Isa isa);
 Isa isa_from_name(std::string_view name);
 // Whether this CPU can run code built for `isa` (AVX2 also requires FMA, F16C and BMI2).
 bool host_supports(Isa isa);
-// Whether this build has kernels for `isa`: scalar, avx2, avx512 (F+BW+VL) and avx512-vnni;
-// avx512-bf16 kernels (vdpbf16ps) are not written yet.
+// Whether this build has kernels for `isa`: all of them (scalar, avx2, avx512 = F+BW+VL,
+// avx512-vnni, avx512-bf16); kept for builds that may leave some out.
 bool isa_implemented(Isa isa);
 // Whether `isa`'s kernels can also run on the portable model of their instructions
-// (CompileOptions::emulated), on any host: avx512 and avx512-vnni.
+// (CompileOptions::emulated), on any host: the three AVX-512 ones.
 bool isa_emulated(Isa isa);
 // The ISAs both implemented and supported here, scalar first.
 std::vector<Isa> usable_isas();

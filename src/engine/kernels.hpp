@@ -20,16 +20,19 @@ inline constexpr std::uint32_t kPanel = 16;
 //                   aux uint64 [p][Kp/4]: column c's kept indices at bits 4c and 4c+2
 //   QS8Sp24:        s8 [p][Kp/8][16][4] (column c: 2 kept of inputs 0-3, 2 kept of 4-7);
 //                   aux u8 [p][Kp/8][16]: four 2-bit indices, one per kept weight
+//   BF16Pairs:      bf16 [p][Kp/2][16][2] (column c's inputs 2k and 2k+1 share a 32-bit lane,
+//                   low half first: the pairs AVX512-BF16's vdpbf16ps multiplies)
 // Position of column i (0..15) within a BF16 group of 16: 0,2,..,14 for columns 0..7, then
 // 1,3,..,15 for columns 8..15 (pairs share a 32-bit lane: low half = column i, high = 8+i).
 constexpr std::uint32_t bf16_slot(std::uint32_t i) { return i < 8 ? 2 * i : 2 * (i - 8) + 1; }
 
-enum class WeightFormat : std::uint8_t { F32, F16, BF16, QS8, F16Sp24, QS8Sp24 };
+enum class WeightFormat : std::uint8_t { F32, F16, BF16, QS8, F16Sp24, QS8Sp24, BF16Pairs };
+inline constexpr int kNumWeightFormats = 7;
 
 struct PackedLayer {
   WeightFormat format = WeightFormat::F32;
   std::uint32_t in = 0, out = 0;
-  std::uint32_t in_padded = 0;  // in rounded up to the format's input group (1, 4 or 8)
+  std::uint32_t in_padded = 0;  // in rounded up to the format's input group (1, 2, 4 or 8)
   std::uint32_t panels = 0;     // ceil(out / 16)
   Activation act = Activation::None;
   const void* weights = nullptr;
@@ -76,8 +79,8 @@ using QuantizeStaticFn = void (*)(const float* x, std::size_t rows, std::size_t 
                                   float zp, float qmax);
 
 struct KernelSet {
-  GemmFn gemm[6];  // indexed by WeightFormat
-  const char* gemm_name[6];
+  GemmFn gemm[kNumWeightFormats];  // indexed by WeightFormat; null where the set has none
+  const char* gemm_name[kNumWeightFormats];
   QuantizeDynamicFn quantize_dynamic;
   QuantizeStaticFn quantize_static;
   // Largest u8 activation the int8 kernels accept: AVX2's vpmaddubsw adds two u8*s8
@@ -91,8 +94,11 @@ const KernelSet& avx2_kernels();
 // activations).
 const KernelSet& avx512_kernels();
 const KernelSet& avx512vnni_kernels();
+// The VNNI set plus bf16 on vdpbf16ps (BF16Pairs weights, activations rounded to bf16).
+const KernelSet& avx512bf16_kernels();
 // The same tiles on a portable model of the instructions, for checking them on any host.
 const KernelSet& avx512_emulated_kernels();
 const KernelSet& avx512vnni_emulated_kernels();
+const KernelSet& avx512bf16_emulated_kernels();
 
 }  // namespace ttlpred::engine::detail

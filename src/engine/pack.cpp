@@ -89,6 +89,18 @@ LayerStore pack_layer(const WeightView& v, const float* bias, Activation act, We
       }
       break;
     }
+    case WeightFormat::BF16Pairs: {
+      p.in_padded = round_up(v.in, 2);
+      s.weights = AlignedBuffer(std::size_t{p.panels} * p.in_padded * kPanel * sizeof(std::uint16_t));
+      std::uint16_t* w = s.weights.as<std::uint16_t>();
+      for (std::uint32_t pn = 0; pn < p.panels; ++pn)
+        for (std::uint32_t k = 0; k < v.in; ++k)
+          for (std::uint32_t i = 0; i < kPanel; ++i)
+            if (col_ok(pn * kPanel + i))
+              w[((std::size_t{pn} * (p.in_padded / 2) + k / 2) * kPanel + i) * 2 + k % 2] =
+                  float_to_bf16(v.at(pn * kPanel + i, k));
+      break;
+    }
     case WeightFormat::QS8:
     case WeightFormat::QS8Sp24: {
       std::vector<std::int8_t> q;

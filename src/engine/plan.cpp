@@ -24,12 +24,12 @@ constexpr std::size_t kChunkRows = 64;
 
 std::size_t round_up(std::size_t v, std::size_t m) { return (v + m - 1) / m * m; }
 
-WeightFormat format_of(Variant v) {
+WeightFormat format_of(Variant v, Isa isa) {
   switch (v) {
     case Variant::Fp32:
     case Variant::Fp32Fused: return WeightFormat::F32;
     case Variant::Fp16: return WeightFormat::F16;
-    case Variant::Bf16: return WeightFormat::BF16;
+    case Variant::Bf16: return isa == Isa::Avx512Bf16 ? WeightFormat::BF16Pairs : WeightFormat::BF16;
     case Variant::Int8Dynamic:
     case Variant::Int8Static: return WeightFormat::QS8;
     case Variant::Fp16Sparse24: return WeightFormat::F16Sp24;
@@ -43,6 +43,7 @@ const detail::KernelSet& kernels_for(Isa isa, bool emulated) {
     case Isa::Avx2: return detail::avx2_kernels();
     case Isa::Avx512: return emulated ? detail::avx512_emulated_kernels() : detail::avx512_kernels();
     case Isa::Avx512Vnni: return emulated ? detail::avx512vnni_emulated_kernels() : detail::avx512vnni_kernels();
+    case Isa::Avx512Bf16: return emulated ? detail::avx512bf16_emulated_kernels() : detail::avx512bf16_kernels();
     default: return detail::scalar_kernels();
   }
 }
@@ -285,9 +286,10 @@ Plan compile(const MlpModel& input_model, Variant variant, const CompileOptions&
   const Isa isa = options.isa.value_or(best_isa());
   if (!isa_implemented(isa))
     throw Error("ISA '" + std::string(isa_name(isa)) +
-                "' has no kernels in this build (implemented: scalar, avx2, avx512, avx512-vnni)");
+                "' has no kernels in this build (implemented: scalar, avx2, avx512, avx512-vnni, avx512-bf16)");
   if (options.emulated && !isa_emulated(isa))
-    throw Error("ISA '" + std::string(isa_name(isa)) + "' has no emulated kernels (emulated: avx512, avx512-vnni)");
+    throw Error("ISA '" + std::string(isa_name(isa)) +
+                "' has no emulated kernels (emulated: avx512, avx512-vnni, avx512-bf16)");
   if (!options.emulated && !host_supports(isa))
     throw Error("ISA '" + std::string(isa_name(isa)) + "' is not supported by this CPU");
 
@@ -318,7 +320,7 @@ Plan compile(const MlpModel& input_model, Variant variant, const CompileOptions&
     const float table_qmax = options.calibration->act_qmax;
     impl->static_qmax = table_qmax > 0.0f ? std::min(table_qmax, impl->kernels->act_qmax) : impl->kernels->act_qmax;
   }
-  const WeightFormat format = format_of(variant);
+  const WeightFormat format = format_of(variant, isa);
   std::size_t widest = model.first_layer_inputs();
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
     const DenseLayer& l = model.layers[i];

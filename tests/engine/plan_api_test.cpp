@@ -43,13 +43,18 @@ TEST(Isas, NamesAndPinning) {
   EXPECT_TRUE(host_supports(best_isa()));
   const MlpModel m = test::random_model(4, {}, {8}, 1, 1);
   CompileOptions opt;
-  opt.isa = Isa::Avx512Bf16;  // no kernels in this build, whatever the CPU
-  EXPECT_NE(error_of([&] { compile(m, Variant::Fp32Fused, opt); }).find("avx512-bf16"), std::string::npos);
-  if (!host_supports(Isa::Avx512Vnni)) {
-    opt.isa = Isa::Avx512Vnni;
-    EXPECT_NE(error_of([&] { compile(m, Variant::Int8Static, opt); }).find("not supported by this CPU"),
-              std::string::npos);
+  for (Isa isa : {Isa::Avx512, Isa::Avx512Vnni, Isa::Avx512Bf16}) {
+    opt.isa = isa;
+    opt.emulated = false;
+    if (!host_supports(isa)) {
+      EXPECT_NE(error_of([&] { compile(m, Variant::Int8Static, opt); }).find("not supported by this CPU"),
+                std::string::npos);
+    }
+    opt.emulated = true;  // the emulated tiles run anywhere
+    EXPECT_EQ(compile(m, Variant::Bf16, opt).isa(), isa);
   }
+  opt.isa = Isa::Avx2;
+  EXPECT_NE(error_of([&] { compile(m, Variant::Fp32Fused, opt); }).find("no emulated kernels"), std::string::npos);
   EXPECT_NE(error_of([] { isa_from_name("neon"); }).find("unknown ISA 'neon'"), std::string::npos);
 }
 

@@ -67,7 +67,7 @@ std::vector<Case> all_cases() {
   std::vector<Case> c;
   for (Isa isa : usable_isas())
     for (Variant v : kAllVariants) c.push_back({v, isa});
-  for (Isa isa : {Isa::Avx512, Isa::Avx512Vnni})
+  for (Isa isa : {Isa::Avx512, Isa::Avx512Vnni, Isa::Avx512Bf16})
     if (!host_supports(isa))
       for (Variant v : kAllVariants) c.push_back({v, isa, true});
   return c;
@@ -184,7 +184,7 @@ TEST_P(VariantTest, PlanIsSafeToShareAcrossThreads) {
 // variants also differ in the row quantizer, AVX2's against the scalar one.)
 TEST(Avx512Emulation, NativeAndEmulatedTilesAgreeBitForBit) {
   bool ran = false;
-  for (Isa isa : {Isa::Avx512, Isa::Avx512Vnni}) {
+  for (Isa isa : {Isa::Avx512, Isa::Avx512Vnni, Isa::Avx512Bf16}) {
     if (!host_supports(isa)) continue;
     ran = true;
     for (std::size_t s = 0; s < shapes().size(); ++s) {

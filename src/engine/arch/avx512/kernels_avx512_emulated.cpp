@@ -1,4 +1,4 @@
-// The AVX-512 and AVX-512 VNNI kernel sets on the portable model of their instructions
+// The AVX-512, AVX-512 VNNI and AVX-512 BF16 kernel sets on the portable model of their instructions
 // (vec16_emulated.hpp), compiled without any instruction-set flag: the tiles of the real
 // sets, run on any host, so that every host's tests check them (CompileOptions::emulated).
 // Row quantizers are the scalar ones.
@@ -39,6 +39,17 @@ const KernelSet& avx512vnni_emulated_kernels() {
       base.quantize_static,
       255.0f,
   };
+  return set;
+}
+
+const KernelSet& avx512bf16_emulated_kernels() {
+  const KernelSet& base = avx512vnni_emulated_kernels();
+  static const KernelSet set = [&] {
+    KernelSet s = base;
+    s.gemm[static_cast<int>(WeightFormat::BF16Pairs)] = T::gemm_bf16_pairs;
+    s.gemm_name[static_cast<int>(WeightFormat::BF16Pairs)] = "bf16_gemm_8x32c2__avx512bf16_emulated";
+    return s;
+  }();
   return set;
 }
 

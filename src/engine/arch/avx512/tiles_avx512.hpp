@@ -245,6 +245,61 @@ struct Avx512Tiles {
     }
   };
 
+  // bf16 x bf16 on AVX512-BF16 (vdpbf16ps): weights in BF16Pairs, activations rounded to
+  // bf16 pairs row by row, a block of kBlock pairs at a time on the stack.
+  struct Bf16Pairs {
+    static constexpr std::uint32_t kBlock = 128;
+    // engine/half.hpp's float_to_bf16 (round to nearest even, NaN kept), restated with
+    // internal linkage: an inline function of a shared header, compiled here with AVX-512
+    // flags, could be the copy the linker keeps for code that runs on any CPU.
+    static std::uint32_t bf16_bits(float f) {
+      std::uint32_t u;
+      std::memcpy(&u, &f, sizeof u);
+      if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x40u;
+      return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    }
+    template <int MR, int NP>
+    static void run(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0) {
+      const std::uint32_t pairs = L.in_padded / 2;
+      const float* x[MR];
+      #pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) x[r] = static_cast<const float*>(c.x) + (m0 + r) * c.x_stride;
+      const std::uint32_t* w[NP];
+      #pragma GCC unroll 16
+      for (int j = 0; j < NP; ++j) w[j] = static_cast<const std::uint32_t*>(L.weights) + std::size_t{p0 + j} * pairs * kPanel;
+      F acc[MR][NP];
+      #pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r)
+        #pragma GCC unroll 16
+        for (int j = 0; j < NP; ++j) acc[r][j] = V::zero();
+      std::uint32_t xb[MR][kBlock];
+      for (std::uint32_t b0 = 0; b0 < pairs; b0 += kBlock) {
+        const std::uint32_t nb = pairs - b0 < kBlock ? pairs - b0 : kBlock;
+        for (int r = 0; r < MR; ++r)
+          for (std::uint32_t t = 0; t < nb; ++t) {
+            const std::uint32_t k = 2 * (b0 + t);  // an odd width's last pair has a zero partner
+            const std::uint32_t lo = bf16_bits(x[r][k]), hi = k + 1 < L.in ? bf16_bits(x[r][k + 1]) : 0u;
+            xb[r][t] = lo | hi << 16;
+          }
+        for (std::uint32_t t = 0; t < nb; ++t) {
+          I wk[NP];
+          #pragma GCC unroll 16
+          for (int j = 0; j < NP; ++j) wk[j] = V::load_i(w[j] + std::size_t{b0 + t} * kPanel);
+          #pragma GCC unroll 16
+          for (int r = 0; r < MR; ++r) {
+            const I xp = V::broadcast32(static_cast<std::int32_t>(xb[r][t]));
+            #pragma GCC unroll 16
+            for (int j = 0; j < NP; ++j) acc[r][j] = V::dot_bf16(acc[r][j], wk[j], xp);
+          }
+        }
+      }
+      #pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r)
+        #pragma GCC unroll 16
+        for (int j = 0; j < NP; ++j) finish_float(L, c, m0 + r, (p0 + j) * kPanel, acc[r][j]);
+    }
+  };
+
   // Panels p.. in steps of NP for rows m..m+R-1.
   template <class Tile, int R, int NP>
   static void panels(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t& p) {
@@ -294,6 +349,7 @@ struct Avx512Tiles {
   static void gemm_f16_sp24(const PackedLayer& L, const LayerCall& c) { drive<F16Sparse>(L, c); }
   template <class Dot>
   static void gemm_qs8(const PackedLayer& L, const LayerCall& c) { drive<Qs8<Dot>>(L, c); }
+  static void gemm_bf16_pairs(const PackedLayer& L, const LayerCall& c) { drive<Bf16Pairs>(L, c); }
   template <class Dot>
   static void gemm_qs8_sp24(const PackedLayer& L, const LayerCall& c) { drive<Qs8Sparse<Dot>>(L, c); }
 };

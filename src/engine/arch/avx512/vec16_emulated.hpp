@@ -176,6 +176,20 @@ struct Vec16Emulated {
     }
     return acc;
   }
+  // vdpbf16ps, as the SDM spells it: per lane two FMAs, the odd element first, round to
+  // nearest even, bf16 denormal inputs read as zero, denormal results flushed to zero.
+  static float bf16_daz(std::uint16_t h) { return (h & 0x7f80u) == 0 ? std::copysign(0.0f, bf16_to_float(h)) : bf16_to_float(h); }
+  static float ftz(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
+  static F dot_bf16(F acc, I a, I b) {
+    std::uint16_t ah[32], bh[32];
+    std::memcpy(ah, a.v, 64);
+    std::memcpy(bh, b.v, 64);
+    for (int i = 0; i < 16; ++i) {
+      float v = ftz(std::fma(bf16_daz(ah[2 * i + 1]), bf16_daz(bh[2 * i + 1]), acc.v[i]));
+      acc.v[i] = ftz(std::fma(bf16_daz(ah[2 * i]), bf16_daz(bh[2 * i]), v));
+    }
+    return acc;
+  }
   // vpdpbusd: the four u8 x s8 products summed exactly, added with wrap-around.
   static I dot_vnni(I acc, I x, I w) {
     std::uint8_t xb[64];

@@ -82,6 +82,12 @@ struct Vec16Native {
   // ... or in one exact instruction (AVX512-VNNI vpdpbusd).
   static I dot_vnni(I acc, I x, I w) { return _mm512_dpbusd_epi32(acc, x, w); }
 #endif
+#ifdef __AVX512BF16__
+  // acc[i] += a[2i+1]*b[2i+1], then += a[2i]*b[2i], for 32 bf16 in a and b (AVX512-BF16
+  // vdpbf16ps: each step an FMA, round to nearest even, bf16 denormals read as zero, fp32
+  // denormal results flushed to zero).
+  static F dot_bf16(F acc, I a, I b) { return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b); }
+#endif
 };
 
 }  // namespace
