@@ -165,9 +165,10 @@ struct HttpServer::Impl {
     return !ec;
   }
 
-  // After an error reply the client may still be sending: closing with unread bytes would
-  // make the kernel answer with a reset that can destroy the reply before the client reads
-  // it. Half-close, then discard what comes for a short while.
+  // After a last reply (an error, `Connection: close`) the client may still be sending:
+  // closing with unread bytes would make the kernel answer with a reset that can destroy the
+  // reply before the client reads it. Half-close, then discard what comes for a short while
+  // (a client that reads to the end closes at once).
   static void close_gently(int fd) {
     ::shutdown(fd, SHUT_WR);
     const timeval wait{0, 200000};
@@ -209,7 +210,11 @@ struct HttpServer::Impl {
       const char* allow = nullptr;
       Reply reply = handle(req, allow);
       const bool keep_alive = req.keep_alive() && ++served < options.keep_alive_max && !stopping;
-      if (!write_reply(stream, req.version(), keep_alive, std::move(reply), allow) || !keep_alive) return;
+      if (!write_reply(stream, req.version(), keep_alive, std::move(reply), allow)) return;
+      if (!keep_alive) {
+        close_gently(fd);  // pipelined requests may still be arriving
+        return;
+      }
     }
   }
 
