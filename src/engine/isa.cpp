@@ -39,7 +39,9 @@ bool host_supports(Isa isa) {
     case Isa::Avx2: return avx2;
     case Isa::Avx512: return avx512;
     case Isa::Avx512Vnni: return avx512 && __builtin_cpu_supports("avx512vnni");
-    case Isa::Avx512Bf16: return avx512 && __builtin_cpu_supports("avx512bf16");
+    // The BF16 set is the VNNI set plus vdpbf16ps: it needs both.
+    case Isa::Avx512Bf16:
+      return avx512 && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bf16");
   }
   return false;
 }

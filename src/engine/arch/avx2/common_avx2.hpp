@@ -29,8 +29,9 @@ inline void store8(const LayerCall& c, std::size_t m, std::uint32_t n, __m256 v)
   if (avail == 0) return;
   if (c.out_u8) {
     __m256 s = _mm256_fmadd_ps(v, _mm256_set1_ps(c.out_inv_scale), _mm256_set1_ps(c.out_zp));
-    // The (integer) zero point is added inside the FMA, before rounding: the same as the
-    // scalar round-then-add except for products within an ulp of a .5 tie.
+    // The (integer) zero point is added inside the FMA, before rounding. Against the
+    // scalar round-then-add this differs at exact .5 ties when the zero point is odd (round
+    // half to even looks at the sum's parity) and within an ulp of a tie: one code, rarely.
     __m256i q = _mm256_cvtps_epi32(s);
     q = _mm256_max_epi32(q, _mm256_setzero_si256());
     q = _mm256_min_epi32(q, _mm256_set1_epi32(static_cast<int>(c.out_qmax)));
