@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-shot check of the CPU inference engine on whatever x86-64 host this runs on: builds
 # the engine tests and the program, runs every variant on every ISA the host supports
-# against the FP64 reference, then `ttlpred bench` on the issue's shape. Meant for hosts
+# against the FP64 reference (and, on AVX-512 hosts, the native AVX-512 tiles against their
+# emulation bit for bit), then `ttlpred bench` on the issue's shape for each ISA. Meant for hosts
 # other than the development machines (an AVX-512 VNNI server, say), so it tolerates
 # another compiler's warnings and can take its Debian -dev packages from a folder of
 # unpacked .deb files (TTLPRED_SYSROOT) where they are not installed.
@@ -39,5 +40,11 @@ status=0
 "$build/ttlpred" bench --variants all --batch 1,8,64,256,1024 --shape 96,256,256,256,1 --threads 1 --json \
   >"$out/bench.json" 2>"$out/bench.err" || status=1
 "$build/ttlpred" bench --variants all --batch 1,1024 --shape 96,256,256,256,1 --threads 1 2>&1 | tee -a "$out/cpu-check.txt" || status=1
+# Every other ISA the host runs, so that AVX2 and each AVX-512 set can be compared in one
+# run (no peers: they do not change with --isa).
+for isa in avx2 avx512 avx512-vnni; do
+  "$build/ttlpred" bench --isa "$isa" --variants all --batch 1,256,1024 --shape 96,256,256,256,1 --no-peers \
+    2>&1 | tail -n +2 | tee -a "$out/cpu-check.txt"
+done
 echo "cpu-check: exit $status" | tee -a "$out/cpu-check.txt"
 exit $status
