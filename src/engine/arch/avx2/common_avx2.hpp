@@ -82,22 +82,15 @@ inline void finish8_int(const PackedLayer& L, const LayerCall& c, std::size_t m,
   finish8(L, c, m, n, v);
 }
 
-// Walks the output in tiles of rows x panels. Full MR-row tiles go panel by panel so that
-// one panel's weights stay in L1 while the rows stream (MR = 6 gives the float tiles 12
-// accumulators; the int8 ones need their spare registers and stay at 4); leftover rows
-// take several panels at once so that a single row (batch 1) still keeps 8 accumulators
-// in flight.
-template <template <int, int> class Tile, int MR = 4>
+// Walks the output in tiles of MR rows x NP panels. Full 4-row tiles go panel by panel so
+// that one panel's weights stay in L1 while the rows stream; leftover rows take several
+// panels at once so that a single row (batch 1) still keeps 8 accumulators in flight.
+template <template <int, int> class Tile>
 void drive(const PackedLayer& L, const LayerCall& c) {
-  static_assert(MR == 4 || MR == 6);
-  const std::size_t full_mr = c.rows / MR * MR;
+  std::size_t m = 0;
+  const std::size_t full = c.rows / 4 * 4;
   for (std::uint32_t p = 0; p < L.panels; ++p)
-    for (std::size_t m = 0; m < full_mr; m += MR) Tile<MR, 1>::run(L, c, m, p);
-  std::size_t full = full_mr;
-  if (MR > 4 && c.rows - full >= 4) {
-    for (std::uint32_t p = 0; p < L.panels; ++p) Tile<4, 1>::run(L, c, full, p);
-    full += 4;
-  }
+    for (m = 0; m < full; m += 4) Tile<4, 1>::run(L, c, m, p);
   const std::size_t rem = c.rows - full;
   std::uint32_t p = 0;
   if (rem == 3) {

@@ -1,5 +1,5 @@
 // fp32 / fp16 / bf16 weight GEMM for AVX2+FMA(+F16C): fp32 activations, weights widened on
-// load, fused epilogue. Tile: up to 6 rows x 16 columns per panel, 12 ymm accumulators.
+// load, fused epilogue. Tile: up to 4 rows x 16 columns per panel, 8 ymm accumulators.
 #include "engine/arch/avx2/common_avx2.hpp"
 #include "engine/arch/avx2/kernels_avx2.hpp"
 
@@ -51,18 +51,17 @@ struct FloatTile {
         #pragma GCC unroll 16
         for (int j = 0; j < NP; ++j) acc[r][j][0] = acc[r][j][1] = _mm256_setzero_ps();
       for (std::uint32_t k = 0; k < K; ++k) {
-        // Weights first, then one broadcast at a time: with 6 rows, 12 accumulators + 2
-        // weight vectors + 1 broadcast fill the 16 registers without spilling.
-        __m256 lo[NP], hi[NP];
+        __m256 xb[MR];
         #pragma GCC unroll 16
-        for (int j = 0; j < NP; ++j) W::load16(w[j] + std::size_t{k} * kPanel, lo[j], hi[j]);
+        for (int r = 0; r < MR; ++r) xb[r] = _mm256_broadcast_ss(x[r] + k);
         #pragma GCC unroll 16
-        for (int r = 0; r < MR; ++r) {
-          const __m256 xb = _mm256_broadcast_ss(x[r] + k);
+        for (int j = 0; j < NP; ++j) {
+          __m256 lo, hi;
+          W::load16(w[j] + std::size_t{k} * kPanel, lo, hi);
           #pragma GCC unroll 16
-          for (int j = 0; j < NP; ++j) {
-            acc[r][j][0] = _mm256_fmadd_ps(lo[j], xb, acc[r][j][0]);
-            acc[r][j][1] = _mm256_fmadd_ps(hi[j], xb, acc[r][j][1]);
+          for (int r = 0; r < MR; ++r) {
+            acc[r][j][0] = _mm256_fmadd_ps(lo, xb[r], acc[r][j][0]);
+            acc[r][j][1] = _mm256_fmadd_ps(hi, xb[r], acc[r][j][1]);
           }
         }
       }
@@ -81,10 +80,10 @@ struct FloatTile {
 template <class W>
 void gemm(const PackedLayer& L, const LayerCall& c) {
   switch (L.in) {
-    case 64: drive<FloatTile<W, 64>::template T, 6>(L, c); break;
-    case 128: drive<FloatTile<W, 128>::template T, 6>(L, c); break;
-    case 256: drive<FloatTile<W, 256>::template T, 6>(L, c); break;
-    default: drive<FloatTile<W, 0>::template T, 6>(L, c); break;
+    case 64: drive<FloatTile<W, 64>::template T>(L, c); break;
+    case 128: drive<FloatTile<W, 128>::template T>(L, c); break;
+    case 256: drive<FloatTile<W, 256>::template T>(L, c); break;
+    default: drive<FloatTile<W, 0>::template T>(L, c); break;
   }
 }
 
