@@ -159,23 +159,25 @@ struct Vec16Emulated {
     std::memcpy(r.v, out, 64);
     return r;
   }
-  // vpmaddubsw (u8 x s8 pairs, saturated to int16), vpmaddwd by 1, vpaddd.
-  static I dot_bw(I acc, I x, I w) {
+  // The four u8 x s8 products of each lane, added to it with wrap-around: vpdpbusd sums
+  // them exactly; vpmaddubsw + vpmaddwd by 1 + vpaddd saturates each pair's sum to int16.
+  static I dot_u8s8(I acc, I x, I w, bool saturate_pairs) {
     std::uint8_t xb[64];
     std::int8_t wb[64];
     std::memcpy(xb, x.v, 64);
     std::memcpy(wb, w.v, 64);
     for (int i = 0; i < 16; ++i) {
       std::int32_t sum = 0;
-      for (int pair = 0; pair < 2; ++pair) {
-        const int b = 4 * i + 2 * pair;
-        const std::int32_t s = xb[b] * wb[b] + xb[b + 1] * wb[b + 1];
-        sum += std::clamp(s, -32768, 32767);
+      for (int b = 4 * i; b < 4 * i + 4; b += 2) {
+        const std::int32_t pair = xb[b] * wb[b] + xb[b + 1] * wb[b + 1];
+        sum += saturate_pairs ? std::clamp(pair, -32768, 32767) : pair;
       }
       acc.v[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(acc.v[i]) + static_cast<std::uint32_t>(sum));
     }
     return acc;
   }
+  static I dot_bw(I acc, I x, I w) { return dot_u8s8(acc, x, w, true); }
+  static I dot_vnni(I acc, I x, I w) { return dot_u8s8(acc, x, w, false); }
   // vdpbf16ps, as the SDM spells it: per lane two FMAs, the odd element first, round to
   // nearest even, bf16 denormal inputs read as zero, denormal results flushed to zero.
   // (Whether hardware flushes a result that rounds up to the smallest normal is not
@@ -189,19 +191,6 @@ struct Vec16Emulated {
     for (int i = 0; i < 16; ++i) {
       float v = ftz(std::fma(bf16_daz(ah[2 * i + 1]), bf16_daz(bh[2 * i + 1]), acc.v[i]));
       acc.v[i] = ftz(std::fma(bf16_daz(ah[2 * i]), bf16_daz(bh[2 * i]), v));
-    }
-    return acc;
-  }
-  // vpdpbusd: the four u8 x s8 products summed exactly, added with wrap-around.
-  static I dot_vnni(I acc, I x, I w) {
-    std::uint8_t xb[64];
-    std::int8_t wb[64];
-    std::memcpy(xb, x.v, 64);
-    std::memcpy(wb, w.v, 64);
-    for (int i = 0; i < 16; ++i) {
-      std::int32_t sum = 0;
-      for (int t = 0; t < 4; ++t) sum += xb[4 * i + t] * wb[4 * i + t];
-      acc.v[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(acc.v[i]) + static_cast<std::uint32_t>(sum));
     }
     return acc;
   }
