@@ -55,6 +55,35 @@ struct Avx512Tiles {
     finish(L, c, m, n, V::fmadd(v, V::load(L.col_scale + n), V::load(L.bias + n)));
   }
 
+  // The per-tile preamble and epilogue every tile shares: its rows' input pointers, zeroed
+  // accumulators, and the fused epilogue over all of them.
+  template <class T, int MR>
+  static void row_ptrs(const LayerCall& c, std::size_t m0, const T* (&x)[MR]) {
+    #pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) x[r] = static_cast<const T*>(c.x) + (m0 + r) * c.x_stride;
+  }
+  template <class A, int MR, int NP>
+  static void zero(A (&acc)[MR][NP], A z) {
+    #pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+      #pragma GCC unroll 16
+      for (int j = 0; j < NP; ++j) acc[r][j] = z;
+  }
+  template <int MR, int NP>
+  static void finish_tile(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0, F (&acc)[MR][NP]) {
+    #pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+      #pragma GCC unroll 16
+      for (int j = 0; j < NP; ++j) finish_float(L, c, m0 + r, (p0 + j) * kPanel, acc[r][j]);
+  }
+  template <int MR, int NP>
+  static void finish_tile(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0, I (&acc)[MR][NP]) {
+    #pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+      #pragma GCC unroll 16
+      for (int j = 0; j < NP; ++j) finish_int(L, c, m0 + r, (p0 + j) * kPanel, acc[r][j]);
+  }
+
   // Float weights (F32, F16, BF16): `Load` widens one panel row of 16 weights.
   template <class Load>
   struct Float {
@@ -62,16 +91,12 @@ struct Avx512Tiles {
     static void run(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0) {
       const std::uint32_t K = L.in;
       const float* x[MR];
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r) x[r] = static_cast<const float*>(c.x) + (m0 + r) * c.x_stride;
+      row_ptrs(c, m0, x);
       const typename Load::T* w[NP];
       #pragma GCC unroll 16
       for (int j = 0; j < NP; ++j) w[j] = static_cast<const typename Load::T*>(L.weights) + std::size_t{p0 + j} * K * kPanel;
       F acc[MR][NP];
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r)
-        #pragma GCC unroll 16
-        for (int j = 0; j < NP; ++j) acc[r][j] = V::zero();
+      zero(acc, V::zero());
       for (std::uint32_t k = 0; k < K; ++k) {
         F wk[NP];
         #pragma GCC unroll 16
@@ -83,10 +108,7 @@ struct Avx512Tiles {
           for (int j = 0; j < NP; ++j) acc[r][j] = V::fmadd(wk[j], xb, acc[r][j]);
         }
       }
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r)
-        #pragma GCC unroll 16
-        for (int j = 0; j < NP; ++j) finish_float(L, c, m0 + r, (p0 + j) * kPanel, acc[r][j]);
+      finish_tile(L, c, m0, p0, acc);
     }
   };
   struct LoadF32 {
@@ -109,16 +131,12 @@ struct Avx512Tiles {
     static void run(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0) {
       const std::uint32_t groups = L.in_padded / 4;
       const std::uint8_t* x[MR];
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r) x[r] = static_cast<const std::uint8_t*>(c.x) + (m0 + r) * c.x_stride;
+      row_ptrs(c, m0, x);
       const std::int8_t* w[NP];
       #pragma GCC unroll 16
       for (int j = 0; j < NP; ++j) w[j] = static_cast<const std::int8_t*>(L.weights) + std::size_t{p0 + j} * groups * kPanel * 4;
       I acc[MR][NP];
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r)
-        #pragma GCC unroll 16
-        for (int j = 0; j < NP; ++j) acc[r][j] = V::izero();
+      zero(acc, V::izero());
       for (std::uint32_t g = 0; g < groups; ++g) {
         I wg[NP];
         #pragma GCC unroll 16
@@ -132,10 +150,7 @@ struct Avx512Tiles {
           for (int j = 0; j < NP; ++j) acc[r][j] = Dot::acc(acc[r][j], xb, wg[j]);
         }
       }
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r)
-        #pragma GCC unroll 16
-        for (int j = 0; j < NP; ++j) finish_int(L, c, m0 + r, (p0 + j) * kPanel, acc[r][j]);
+      finish_tile(L, c, m0, p0, acc);
     }
   };
 
@@ -154,8 +169,7 @@ struct Avx512Tiles {
     static void run(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0) {
       const std::uint32_t groups = L.in_padded / 8;
       const std::uint8_t* x[MR];
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r) x[r] = static_cast<const std::uint8_t*>(c.x) + (m0 + r) * c.x_stride;
+      row_ptrs(c, m0, x);
       const std::int8_t* v[NP];
       const std::uint8_t* codes[NP];
       #pragma GCC unroll 16
@@ -164,10 +178,7 @@ struct Avx512Tiles {
         codes[j] = static_cast<const std::uint8_t*>(L.aux) + std::size_t{p0 + j} * groups * kPanel;
       }
       I acc[MR][NP];
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r)
-        #pragma GCC unroll 16
-        for (int j = 0; j < NP; ++j) acc[r][j] = V::izero();
+      zero(acc, V::izero());
       for (std::uint32_t g = 0; g < groups; ++g) {
         I ctl[NP], wg[NP];
         #pragma GCC unroll 16
@@ -184,10 +195,7 @@ struct Avx512Tiles {
           for (int j = 0; j < NP; ++j) acc[r][j] = Dot::acc(acc[r][j], V::shuffle_bytes(xb, ctl[j]), wg[j]);
         }
       }
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r)
-        #pragma GCC unroll 16
-        for (int j = 0; j < NP; ++j) finish_int(L, c, m0 + r, (p0 + j) * kPanel, acc[r][j]);
+      finish_tile(L, c, m0, p0, acc);
     }
   };
 
@@ -200,8 +208,7 @@ struct Avx512Tiles {
       static constexpr std::int32_t kShift1[16] = {2, 6, 10, 14, 18, 22, 26, 30, 2, 6, 10, 14, 18, 22, 26, 30};
       const std::uint32_t groups = L.in_padded / 4;
       const float* x[MR];
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r) x[r] = static_cast<const float*>(c.x) + (m0 + r) * c.x_stride;
+      row_ptrs(c, m0, x);
       const std::uint16_t* v[NP];
       const std::uint64_t* idx[NP];
       #pragma GCC unroll 16
@@ -211,10 +218,7 @@ struct Avx512Tiles {
       }
       const I sh0 = V::lanes(kShift0), sh1 = V::lanes(kShift1);
       F acc[MR][NP];
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r)
-        #pragma GCC unroll 16
-        for (int j = 0; j < NP; ++j) acc[r][j] = V::zero();
+      zero(acc, V::zero());
       for (std::uint32_t g = 0; g < groups; ++g) {
         I i0[NP], i1[NP];
         F v0[NP], v1[NP];
@@ -238,10 +242,7 @@ struct Avx512Tiles {
           }
         }
       }
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r)
-        #pragma GCC unroll 16
-        for (int j = 0; j < NP; ++j) finish_float(L, c, m0 + r, (p0 + j) * kPanel, acc[r][j]);
+      finish_tile(L, c, m0, p0, acc);
     }
   };
 
@@ -262,16 +263,12 @@ struct Avx512Tiles {
     static void run(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0) {
       const std::uint32_t pairs = L.in_padded / 2;
       const float* x[MR];
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r) x[r] = static_cast<const float*>(c.x) + (m0 + r) * c.x_stride;
+      row_ptrs(c, m0, x);
       const std::uint32_t* w[NP];
       #pragma GCC unroll 16
       for (int j = 0; j < NP; ++j) w[j] = static_cast<const std::uint32_t*>(L.weights) + std::size_t{p0 + j} * pairs * kPanel;
       F acc[MR][NP];
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r)
-        #pragma GCC unroll 16
-        for (int j = 0; j < NP; ++j) acc[r][j] = V::zero();
+      zero(acc, V::zero());
       std::uint32_t xb[MR][kBlock];
       for (std::uint32_t b0 = 0; b0 < pairs; b0 += kBlock) {
         const std::uint32_t nb = pairs - b0 < kBlock ? pairs - b0 : kBlock;
@@ -293,10 +290,7 @@ struct Avx512Tiles {
           }
         }
       }
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r)
-        #pragma GCC unroll 16
-        for (int j = 0; j < NP; ++j) finish_float(L, c, m0 + r, (p0 + j) * kPanel, acc[r][j]);
+      finish_tile(L, c, m0, p0, acc);
     }
   };
 
