@@ -14,6 +14,7 @@
 #include "serve/http_server.hpp"
 #include "serve/service.hpp"
 #include "util/error.hpp"
+#include "util/signal_pipe.hpp"
 
 namespace ttlpred::cli {
 namespace {
@@ -53,8 +54,10 @@ void run_serve(const ServeOptions& o) {
   ho.keep_alive_timeout_s = o.keep_alive_timeout_s;
   ho.admin_token = o.admin_token;
 
-  // Signals go to one watcher thread (sigwait), never to a server thread in the middle of a
-  // request: block them before any thread starts, so every thread inherits the mask.
+  // Signals are handled by one watcher thread, never by a server thread in the middle of a
+  // request: our threads inherit a mask that blocks them, and every delivery (on the
+  // watcher, or on a thread a library started before main) lands in a pipe the watcher reads.
+  SignalPipe signal_pipe({SIGHUP, SIGINT, SIGTERM, SIGUSR1});
   sigset_t signals;
   sigemptyset(&signals);
   for (int s : {SIGHUP, SIGINT, SIGTERM, SIGUSR1}) sigaddset(&signals, s);
@@ -74,9 +77,9 @@ void run_serve(const ServeOptions& o) {
   std::fflush(stdout);
 
   std::thread watcher([&] {
+    pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
     for (;;) {
-      int sig = 0;
-      if (sigwait(&signals, &sig) != 0) continue;
+      const int sig = signal_pipe.wait();
       if (sig == SIGHUP) {
         const std::string why = service.reload_from(o.model);
         if (why.empty()) {
@@ -94,7 +97,7 @@ void run_serve(const ServeOptions& o) {
     }
   });
   server.run();
-  kill(getpid(), SIGUSR1);  // wakes the watcher if the server ended without a signal
+  SignalPipe::notify(SIGUSR1);  // wakes the watcher if the server ended without a signal
   watcher.join();
   std::fprintf(stderr, "ttlpred serve: stopped\n");
 }
