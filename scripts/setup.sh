@@ -11,8 +11,10 @@ packages=(
   libsimdjson-dev                                # fast JSON parsing of /v1/predict and /v1/match
   libgtest-dev libgmock-dev                      # tests
   libbenchmark-dev                               # micro-benchmarks
-  libeigen3-dev                                  # matrix products in training
+  libeigen3-dev                                  # the trainer's array code
+  libopenblas-dev                                # the trainer's matrix products (kernels chosen at run time)
   libdnnl-dev                                    # oneDNN: the inference peer in `ttlpred bench`
+  ocl-icd-opencl-dev                             # OpenCL headers and loader: oneDNN's CMake config requires them
   libboost-dev                                   # Boost.Beast: HTTP/1.1 for `ttlpred serve`
   libcpp-httplib-dev                             # HTTP client of the service tests
 )

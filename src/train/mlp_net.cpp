@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "train/blas_threads.hpp"
 #include "train/rng.hpp"
 #include "util/error.hpp"
 
@@ -176,6 +177,7 @@ void forward_all(const NetShape& s, const NetLayout& L, const T* params, const E
   const std::size_t n_layers = s.widths.size();
   ws.z.resize(n_layers);
   ws.a.resize(n_layers);
+  use_single_threaded_blas();
   gather_inputs(s, L, params, x, rows, ws.a0);
   if (aq) {
     // The dense features are data: no gradient flows back into them, so no clip mask.

@@ -3,8 +3,9 @@
 // tables, then per layer weight out x in row-major and bias), so that the optimizer, the
 // shard reduction and "restore best weights" are plain array operations. Templated on the
 // scalar so that tests can check the backward pass in double against finite differences;
-// the trainer uses float. Matrix products go through Eigen (in mlp_net.cpp only: no Eigen
-// type crosses this header, so other targets never see Eigen compiled with other flags).
+// the trainer uses float. Matrix products go through Eigen over OpenBLAS (in mlp_net.cpp
+// only: no Eigen type crosses this header, so other targets never see Eigen compiled with
+// other flags).
 #include <cstddef>
 #include <cstdint>
 #include <span>
