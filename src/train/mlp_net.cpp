@@ -1,6 +1,18 @@
 #include "train/mlp_net.hpp"
 
+// Built with AVX-512 enabled (the opt-in -march builds), GCC 12's avx512fintrin.h makes
+// undefined vectors as `__m512 __Y = __Y;`, which -Wmaybe-uninitialized flags wherever
+// Eigen inlines such an intrinsic (GCC bug 105593, fixed in GCC 13). The pragma covers the
+// intrinsic headers only, as Eigen includes them here.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <Eigen/Core>
+#pragma GCC diagnostic pop
+#else
+#include <Eigen/Core>
+#endif
 
 #include <algorithm>
 #include <cmath>
