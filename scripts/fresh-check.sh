@@ -39,7 +39,7 @@ fi
 mirror=$(
   { grep -hE '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}';
     grep -hE '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '{print $2}'; } |
-    grep -v -- '-security' | head -n 1)
+    grep -v -- '-security' | head -n 1) || true
 [ -n "$mirror" ] || { echo "fresh-check: no Debian mirror found in the host's apt sources" >&2; exit 2; }
 
 root="$repo/build-fresh/rootfs"
