@@ -79,7 +79,9 @@ HistoryState Predictor::initial_history_for(const JobTable& trace, bool* restart
   bool overlaps = false;
   if (!p.empty() && !model_->history.empty())
     for (double t : trace.num(Field::SubmitTime))
-      if (t <= p.last_train_submit) {  // NaN (no submit time) compares false
+      // Strictly before: jobs submitted in the same second as the last training job may or
+      // may not have been trained on (a tie), and a service would take them as new.
+      if (t < p.last_train_submit) {  // NaN (no submit time) compares false
         overlaps = true;
         break;
       }

@@ -73,7 +73,7 @@ class Predictor {
   // carries (the state at the end of its training data), if anything.
   HistoryState initial_history() const;
   // The state to replay `trace` from (`ttlpred predict`): initial_history(), unless the trace
-  // has jobs submitted at or before the model's last training job. The model's state already
+  // has jobs submitted before the model's last training job. The model's state already
   // holds those jobs' outcomes, so replaying them on top would count every one twice and show
   // each its own future (measured: 8,245 of 50,000 predictions of the training trace decoded
   // to exactly 0 s); such a trace is replayed from an empty state, as training saw it.
