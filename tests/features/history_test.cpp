@@ -445,7 +445,7 @@ TEST(History, JobsWithoutSubmitTimeSeeTheStateAfterEveryTimedJob) {
 
   HistoryState state(cfg);
   JobRecord r;
-  for (std::size_t i : {0u, 2u, 1u}) {  // finish order: 100, 70, 310
+  for (std::size_t i : {2u, 0u, 1u}) {  // finish order: 70, 100, 310
     t.record(i, r);
     state.observe(r);
   }
