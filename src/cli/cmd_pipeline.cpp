@@ -89,8 +89,9 @@ std::string markdown_report(const PipelineOptions& o, const std::string& trace, 
   const double base = rows.empty() ? 0 : rows.front().eval.metrics.rmse_hours;
   for (const auto& r : rows) {
     const Metrics& m = r.eval.metrics;
-    std::snprintf(buf, sizeof buf, "| %s | %s | %s | %.3f | %+.2f%% | %.3f%% | %.3f | %.3f | %.2f / %.2f | %.1f |\n",
+    std::snprintf(buf, sizeof buf, "| %s | %s | %s | %.3f | %+.2f%% | %.3f%%%s | %.3f | %.3f | %.2f / %.2f | %.1f |\n",
                   r.name.c_str(), r.training.c_str(), r.isa.c_str(), m.rmse_hours, 100 * (m.rmse_hours / base - 1), 100 * m.kill_rate,
+                  r.eval.kill_rate_above_alpha() ? " **above alpha**" : "",
                   m.mean_safe_ttl_hours, m.mean_requested_ttl_hours, r.one.median_us, r.one.p99_us,
                   r.batch256.median_us);
     md += buf;
