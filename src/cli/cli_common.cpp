@@ -5,15 +5,17 @@
 #include "data/read_report.hpp"
 #include "data/trace_readers.hpp"
 #include "engine/isa.hpp"
+#include "pipeline/model_checks.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred::cli {
 
-JobTable load_trace(const std::string& path, bool quiet) {
+JobTable load_trace(const std::string& path, bool quiet, std::string* format) {
   ReadReport report;
   JobTable t = read_trace(path, report);
+  if (format) *format = report.format;
   if (!quiet || report.skipped_total() > 0 || !report.warnings.empty()) {
-    std::fprintf(stderr, "read %s: %zu rows (%s)", path.c_str(), report.rows, report.format.c_str());
+    std::fprintf(stderr, "read %s: %zu rows (%s)", report.path.c_str(), report.rows, report.format.c_str());
     if (report.skipped_total() > 0) std::fprintf(stderr, ", %zu skipped", report.skipped_total());
     std::fputc('\n', stderr);
     if (report.skipped_total() > 0 || !report.warnings.empty()) std::fputs(format_report(report).c_str(), stderr);
@@ -50,8 +52,30 @@ std::vector<std::uint32_t> parse_widths(const std::string& text, const char* opt
   return out;
 }
 
-PredictorOptions predictor_options(const std::string& variant, const std::string& isa, double alpha) {
+void add_bound_options(CLI::App& cmd, BoundOptions& bounds) {
+  cmd.add_option("--max-ttl", bounds.max_ttl_s,
+                 "cap on every safe TTL and expected wall time, seconds (0: none); 72 h is the longest slot "
+                 "an ALICE pilot offers, so a longer TTL is never matched. Capped answers are marked")
+      ->capture_default_str();
+  cmd.add_option("--min-seconds", bounds.min_seconds,
+                 "floor on every expected wall time and safe TTL, seconds (a shorter request still wins)")
+      ->capture_default_str();
+}
+
+void check_model_fits_trace(const Predictor& predictor, const std::string& model_path, const JobTable& trace,
+                            const std::string& trace_format, bool allow_schema_mismatch) {
+  if (predictor.model().provenance.empty())
+    std::fprintf(stderr, "ttlpred: note: %s predates training provenance (trace format, split, field coverage); "
+                 "checked against its encoder's fields only\n", model_path.c_str());
+  enforce(check_schema(predictor.model(), predictor.encoder(), trace, trace_format, "model " + model_path),
+          allow_schema_mismatch, "--allow-schema-mismatch");
+}
+
+PredictorOptions predictor_options(const std::string& variant, const std::string& isa, double alpha,
+                                   const BoundOptions& bounds) {
   PredictorOptions o;
+  o.max_ttl_s = bounds.max_ttl_s;
+  o.min_seconds = bounds.min_seconds;
   if (variant == "auto")
     o.variant_from_model = true;
   else

@@ -5,20 +5,40 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "data/job_table.hpp"
 #include "engine/variant.hpp"
 #include "predict/predictor.hpp"
 
 namespace ttlpred::cli {
 
-// Reads `path` (any supported format); skipped rows and warnings go to stderr, counted.
-JobTable load_trace(const std::string& path, bool quiet = false);
+// Reads `path` (any supported format; "-" is standard input); skipped rows and warnings go
+// to stderr, counted. `format`, when given, receives the format read ("csv", "swf", "gwf").
+JobTable load_trace(const std::string& path, bool quiet = false, std::string* format = nullptr);
+
+// The help text of every --data option (one wording for all commands).
+inline constexpr const char* kDataHelp = "trace file (CSV, SWF, GWF, optionally .gz), or - for standard input";
 
 // "1,8,64" -> {1, 8, 64}, each in 1..max; throws Error naming `option` and the bad item.
 std::vector<std::size_t> parse_positive_list(const std::string& text, const char* option, std::size_t max);
 // Layer widths, each in 1..65536.
 std::vector<std::uint32_t> parse_widths(const std::string& text, const char* option);
 
-PredictorOptions predictor_options(const std::string& variant, const std::string& isa, double alpha);
+// The bounds every answer obeys (PredictorOptions::max_ttl_s, min_seconds), as options.
+struct BoundOptions {
+  double max_ttl_s = PredictorOptions::kDefaultMaxTtlSeconds;
+  double min_seconds = PredictorOptions::kDefaultMinSeconds;
+};
+// Adds --max-ttl and --min-seconds to `cmd`, stored in `bounds`.
+void add_bound_options(CLI::App& cmd, BoundOptions& bounds);
+
+PredictorOptions predictor_options(const std::string& variant, const std::string& isa, double alpha,
+                                   const BoundOptions& bounds = {});
+
+// The model checks of eval and predict (pipeline/model_checks.hpp): refuses a model of
+// another schema unless `allow_schema_mismatch`.
+void check_model_fits_trace(const Predictor& predictor, const std::string& model_path, const JobTable& trace,
+                            const std::string& trace_format, bool allow_schema_mismatch);
 
 }  // namespace ttlpred::cli

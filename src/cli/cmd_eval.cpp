@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/eval_report.hpp"
 #include "pipeline/evaluate.hpp"
+#include "pipeline/model_checks.hpp"
 
 namespace ttlpred::cli {
 namespace {
@@ -16,20 +17,30 @@ namespace {
 struct EvalOptions {
   std::string model, data, variant = "auto", isa;
   double split = 0.8, alpha = 0.01;
-  bool json = false;
+  BoundOptions bounds;
+  bool json = false, allow_overlap = false, allow_schema_mismatch = false;
 };
 
 void run_eval(const EvalOptions& o) {
-  const Predictor predictor = Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha));
-  const ChronologicalSplit split = chronological_split(load_trace(o.data, o.json), o.split);
+  const Predictor predictor = Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds));
+  std::string format;
+  const JobTable trace = load_trace(o.data, o.json, &format);
+  check_model_fits_trace(predictor, o.model, trace, format, o.allow_schema_mismatch);
+  const ChronologicalSplit split = chronological_split(trace, o.split);
+  const ModelCheck overlap = check_split_overlap(predictor.model(), split, "model " + o.model);
+  enforce(overlap, o.allow_overlap, "--allow-overlap");
   const Evaluation e = evaluate(predictor, split);
   if (!o.json) {
     std::printf("model %s on %s (variant %s on %s, alpha %.3g)\n", o.model.c_str(), o.data.c_str(),
                 std::string(engine::variant_name(predictor.plan().variant())).c_str(),
                 std::string(engine::isa_name(predictor.plan().isa())).c_str(), o.alpha);
+    if (overlap.overlap_rows > 0)
+      std::printf("  WARNING: %zu of the scored jobs were trained on (--allow-overlap): the scores flatter the model\n",
+                  overlap.overlap_rows);
     return print_evaluation(stdout, e);
   }
   nlohmann::json j = evaluation_json(e);
+  j["training_rows_scored"] = overlap.overlap_rows;
   j["variant"] = std::string(engine::variant_name(predictor.plan().variant()));
   j["isa"] = std::string(engine::isa_name(predictor.plan().isa()));
   j["alpha"] = o.alpha;
@@ -42,8 +53,14 @@ void add_eval_command(CLI::App& app) {
   auto o = std::make_shared<EvalOptions>();
   auto* cmd = app.add_subcommand("eval", "Score a model on the part of a trace after the chronological split");
   cmd->add_option("--model", o->model, "model file")->required();
-  cmd->add_option("--data", o->data, "trace file")->required();
+  cmd->add_option("--data", o->data, kDataHelp)->required();
   cmd->add_option("--split", o->split, "fraction of eligible jobs the model was trained on")->capture_default_str();
+  cmd->add_flag("--allow-overlap", o->allow_overlap,
+                "score anyway when --split is below the model's training split on the same data (the scored jobs "
+                "then include jobs it learned from; refused without this flag)");
+  cmd->add_flag("--allow-schema-mismatch", o->allow_schema_mismatch,
+                "score anyway a trace that lacks most of the job fields the model was trained on (refused without it)");
+  add_bound_options(*cmd, o->bounds);
   cmd->add_option("--variant", o->variant, "engine variant (fp32, fp32-fused, fp16, bf16, int8-dynamic, int8-static, fp16-2:4, int8-2:4), or auto: the "
                   "one the model was made for (fp32-fused unless it was fine-tuned with --qat/--sparsity)")
       ->capture_default_str();

@@ -43,7 +43,7 @@ void add_inspect_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("inspect",
                                  "Summarize a job trace (CSV, SWF or GWF, optionally .gz): rows, skipped rows by reason, "
                                  "per-column summary, run-time and requested-TTL distributions");
-  cmd->add_option("file", opts->file, "trace file")->required();
+  cmd->add_option("file", opts->file, "trace file, or - for standard input")->required();
   cmd->add_option("--format", opts->format, "input format: auto (from extension, then content), csv, swf, gwf")
       ->capture_default_str();
   cmd->add_flag("--json", opts->json, "print one JSON object instead of text");

@@ -89,8 +89,9 @@ std::string markdown_report(const PipelineOptions& o, const std::string& trace, 
   const double base = rows.empty() ? 0 : rows.front().eval.metrics.rmse_hours;
   for (const auto& r : rows) {
     const Metrics& m = r.eval.metrics;
-    std::snprintf(buf, sizeof buf, "| %s | %s | %s | %.3f | %+.2f%% | %.3f%% | %.3f | %.3f | %.2f / %.2f | %.1f |\n",
+    std::snprintf(buf, sizeof buf, "| %s | %s | %s | %.3f | %+.2f%% | %.3f%%%s | %.3f | %.3f | %.2f / %.2f | %.1f |\n",
                   r.name.c_str(), r.training.c_str(), r.isa.c_str(), m.rmse_hours, 100 * (m.rmse_hours / base - 1), 100 * m.kill_rate,
+                  r.eval.kill_rate_above_alpha() ? " **above alpha**" : "",
                   m.mean_safe_ttl_hours, m.mean_requested_ttl_hours, r.one.median_us, r.one.p99_us,
                   r.batch256.median_us);
     md += buf;
@@ -123,6 +124,8 @@ void run_pipeline(const PipelineOptions& o) {
   if (o.epochs) fit_options.train.max_epochs = o.epochs;
   FitReport fit;
   ModelFile model = fit_model(split, fit_options, stderr_progress(), &fit);
+  model.provenance.trace_format = "csv";  // the generated trace; the fine-tunes inherit it
+  model.provenance.trace_name = "alice-default.csv.gz";
 
   step(3, steps, "quantize: int8 activation ranges from the training jobs");
   add_int8_calibration(model, split.jobs, quant::CalibrationOptions{}, 65536, split.train_rows);
@@ -187,6 +190,7 @@ void run_pipeline(const PipelineOptions& o) {
     std::printf("  %-13s %-15s RMSE %.3f h  kill rate %.3f%%  safe TTL %.2f h  1 job %.2f us  256 jobs %.1f us\n",
                 row.name.c_str(), row.training.c_str(), row.eval.metrics.rmse_hours, 100 * row.eval.metrics.kill_rate,
                 row.eval.metrics.mean_safe_ttl_hours, row.one.median_us, row.batch256.median_us);
+    if (const std::string w = kill_rate_warning(row.eval); !w.empty()) std::printf("  %-13s %s\n", row.name.c_str(), w.c_str());
     std::fflush(stdout);
     rows.push_back(std::move(row));
   }

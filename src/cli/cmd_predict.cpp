@@ -1,6 +1,7 @@
 // `ttlpred predict`: one line per job of a trace: expected wall time and safe TTL. History
 // features start from the state the model file carries and follow the trace leak-free, as a
-// deployed service that receives outcomes would see it.
+// deployed service that receives outcomes would see it; a job without a submit time is
+// predicted as of now, as the service does (features/history.hpp).
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -19,21 +20,25 @@ namespace {
 struct PredictOptions {
   std::string model, data, out, format = "csv", variant = "auto", isa;
   double alpha = 0.01;
+  BoundOptions bounds;
+  bool allow_schema_mismatch = false;
 };
 
 void write_predictions(std::FILE* f, const PredictOptions& o, const JobTable& t, const std::vector<Prediction>& p) {
   const auto ids = t.num(Field::JobId);
   const bool csv = o.format == "csv";
-  if (csv) std::fputs("job_id,expected_wall_s,safe_ttl_s\n", f);
+  // `capped` (1/true): the answer was cut to --max-ttl; columns are only ever appended.
+  if (csv) std::fputs("job_id,expected_wall_s,safe_ttl_s,capped\n", f);
   for (std::size_t i = 0; i < p.size(); ++i) {
     const double id = ids[i];
     if (csv) {
-      if (std::isnan(id)) std::fprintf(f, ",%.1f,%.1f\n", p[i].expected_wall_s, p[i].safe_ttl_s);
-      else std::fprintf(f, "%.0f,%.1f,%.1f\n", id, p[i].expected_wall_s, p[i].safe_ttl_s);
+      if (std::isnan(id)) std::fprintf(f, ",%.1f,%.1f,%d\n", p[i].expected_wall_s, p[i].safe_ttl_s, p[i].capped ? 1 : 0);
+      else std::fprintf(f, "%.0f,%.1f,%.1f,%d\n", id, p[i].expected_wall_s, p[i].safe_ttl_s, p[i].capped ? 1 : 0);
     } else {
       if (std::isnan(id)) std::fprintf(f, "{\"job_id\":null,");
       else std::fprintf(f, "{\"job_id\":%.0f,", id);
-      std::fprintf(f, "\"expected_wall_s\":%.1f,\"safe_ttl_s\":%.1f}\n", p[i].expected_wall_s, p[i].safe_ttl_s);
+      std::fprintf(f, "\"expected_wall_s\":%.1f,\"safe_ttl_s\":%.1f,\"capped\":%s}\n", p[i].expected_wall_s,
+                   p[i].safe_ttl_s, p[i].capped ? "true" : "false");
     }
     if (std::ferror(f)) throw Error("cannot write predictions");
   }
@@ -41,9 +46,15 @@ void write_predictions(std::FILE* f, const PredictOptions& o, const JobTable& t,
 
 void run_predict(const PredictOptions& o) {
   if (o.format != "csv" && o.format != "jsonl") throw Error("--format must be csv or jsonl, not '" + o.format + "'");
-  const Predictor predictor = Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha));
-  const JobTable table = load_trace(o.data, true);
-  HistoryState state = predictor.initial_history();
+  const Predictor predictor = Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds));
+  std::string trace_format;
+  const JobTable table = load_trace(o.data, true, &trace_format);
+  check_model_fits_trace(predictor, o.model, table, trace_format, o.allow_schema_mismatch);
+  bool restarted = false;
+  HistoryState state = predictor.initial_history_for(table, &restarted);
+  if (restarted)
+    std::fprintf(stderr, "ttlpred: note: %s has jobs from the model's training period; their history is replayed from "
+                 "the trace alone (the model's saved state already holds those outcomes)\n", o.data.c_str());
   const HistoryMatrix history = compute_history(table, state);
   std::vector<std::size_t> rows(table.rows());
   std::iota(rows.begin(), rows.end(), std::size_t{0});
@@ -59,12 +70,15 @@ void add_predict_command(CLI::App& app) {
   auto o = std::make_shared<PredictOptions>();
   auto* cmd = app.add_subcommand("predict", "Expected wall time and safe TTL for every job of a trace");
   cmd->add_option("--model", o->model, "model file")->required();
-  cmd->add_option("--data", o->data, "trace file")->required();
+  cmd->add_option("--data", o->data, kDataHelp)->required();
   cmd->add_option("--out", o->out, "output file (default: standard output)");
   cmd->add_option("--format", o->format, "csv or jsonl")->capture_default_str();
   cmd->add_option("--variant", o->variant, "engine variant, or auto: the one the model was made for")->capture_default_str();
   cmd->add_option("--isa", o->isa, "pin an instruction set");
   cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();
+  add_bound_options(*cmd, o->bounds);
+  cmd->add_flag("--allow-schema-mismatch", o->allow_schema_mismatch,
+                "predict anyway for a trace that lacks most of the job fields the model was trained on");
   cmd->callback([o] { run_predict(*o); });
 }
 

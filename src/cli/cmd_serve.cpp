@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -11,6 +12,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "engine/variant.hpp"
+#include "serve/admin_token.hpp"
 #include "serve/http_server.hpp"
 #include "serve/service.hpp"
 #include "util/error.hpp"
@@ -20,8 +22,9 @@ namespace ttlpred::cli {
 namespace {
 
 struct ServeOptions {
-  std::string model, listen = "127.0.0.1:8080", variant = "auto", journal, admin_token;
+  std::string model, listen = "127.0.0.1:8080", variant = "auto", journal, admin_token, admin_token_file;
   double alpha = 0.01;
+  BoundOptions bounds;
   std::size_t threads = 8, max_batch = 4096, max_body = 4u << 20, max_header = 16u << 10;
   std::uint64_t snapshot_every = 100000;
   int read_timeout_s = 5, keep_alive_timeout_s = 5;
@@ -41,7 +44,7 @@ void split_listen(const std::string& listen, std::string& host, int& port) {
 void run_serve(const ServeOptions& o) {
   serve::ServiceOptions so;
   so.model_path = o.model;
-  so.predictor = predictor_options(o.variant, "", o.alpha);
+  so.predictor = predictor_options(o.variant, "", o.alpha, o.bounds);
   so.journal_dir = o.journal;
   so.max_batch = o.max_batch;
   so.snapshot_every = o.snapshot_every;
@@ -52,7 +55,9 @@ void run_serve(const ServeOptions& o) {
   ho.max_header = o.max_header;
   ho.read_timeout_s = o.read_timeout_s;
   ho.keep_alive_timeout_s = o.keep_alive_timeout_s;
-  ho.admin_token = o.admin_token;
+  const serve::AdminToken token = serve::resolve_admin_token({o.admin_token, o.admin_token_file, std::getenv(serve::kAdminTokenEnv)});
+  for (const auto& w : token.warnings) std::fprintf(stderr, "ttlpred serve: warning: %s\n", w.c_str());
+  ho.admin_token = token.token;
 
   // Signals are handled by one watcher thread, never by a server thread in the middle of a
   // request: our threads inherit a mask that blocks them, and every delivery (on the
@@ -72,6 +77,14 @@ void run_serve(const ServeOptions& o) {
                std::string(engine::variant_name(loaded->predictor.plan().variant())).c_str(),
                std::string(engine::isa_name(loaded->predictor.plan().isa())).c_str(),
                static_cast<unsigned long long>(service.replayed_outcomes()));
+  if (!token.source.empty()) std::fprintf(stderr, "ttlpred serve: admin token from %s\n", token.source.c_str());
+  const TrainingProvenance& trained = loaded->predictor.model().provenance;
+  std::fprintf(stderr, "ttlpred serve: model trained on %s; safe TTLs capped at %s, answers floored at %g s\n",
+               trained.empty() ? "(not recorded: an older model file)"
+                               : ((trained.trace_format.empty() ? std::string("a trace") : "a " + trained.trace_format + " trace") +
+                                  (trained.trace_name.empty() ? std::string() : " (" + trained.trace_name + ")")).c_str(),
+               o.bounds.max_ttl_s > 0 ? (std::to_string(static_cast<long long>(o.bounds.max_ttl_s)) + " s").c_str() : "nothing",
+               o.bounds.min_seconds);
   // Scripts and tests read the port from this line (it matters with --listen HOST:0).
   std::printf("listening on http://%s:%d\n", ho.host.c_str(), port);
   std::fflush(stdout);
@@ -126,7 +139,11 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--keep-alive-timeout", o->keep_alive_timeout_s, "seconds an idle connection is kept")
       ->capture_default_str();
   cmd->add_option("--admin-token", o->admin_token,
-                  "token for /admin/reload ('Authorization: Bearer T'); required when not on loopback");
+                  "token for /admin/reload ('Authorization: Bearer T'); required when not on loopback. Visible to "
+                  "every local user in ps: prefer --admin-token-file or the TTLPRED_ADMIN_TOKEN environment variable");
+  cmd->add_option("--admin-token-file", o->admin_token_file,
+                  "file holding the admin token (trailing line break ignored; keep it chmod 600)");
+  add_bound_options(*cmd, o->bounds);
   cmd->callback([o] { run_serve(*o); });
 }
 

@@ -6,6 +6,7 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "data/trace_readers.hpp"
 #include "model/model_file.hpp"
 #include "pipeline/fit_model.hpp"
 #include "train/progress.hpp"
@@ -53,11 +54,14 @@ void run_train(TrainOptions& o, const CLI::App& cmd) {
   o.fit.train.hidden = parse_widths(o.hidden, "--hidden");
   o.fit.train.target = parse_target_kind(o.target);
   o.fit.group_column = o.group_by == "none" ? "" : o.group_by;
-  const ChronologicalSplit split = chronological_split(load_trace(o.data), o.split);
+  std::string trace_format;
+  const ChronologicalSplit split = chronological_split(load_trace(o.data, false, &trace_format), o.split);
   std::fprintf(stderr, "train: %zu eligible jobs (%zu without run time, %zu without request dropped); training on the first %zu\n",
                split.jobs.rows(), split.dropped_no_runtime, split.dropped_no_request, split.train_rows);
   FitReport report;
-  const ModelFile model = fit_model(split, o.fit, o.quiet ? ProgressFn{} : stderr_progress(), &report);
+  ModelFile model = fit_model(split, o.fit, o.quiet ? ProgressFn{} : stderr_progress(), &report);
+  model.provenance.trace_format = trace_format;
+  model.provenance.trace_name = o.data == "-" ? std::string(kStandardInputName) : o.data.substr(o.data.rfind('/') + 1);
   save_model_file(o.out, model);
   if (o.fit.compression.any())
     std::printf("compressed for the %s variant (%s)\n", std::string(engine::variant_name(compressed_variant(o.fit.compression))).c_str(),
@@ -74,7 +78,7 @@ void run_train(TrainOptions& o, const CLI::App& cmd) {
 void add_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
   auto* cmd = app.add_subcommand("train", "Train a model on the first part of a trace (chronological split)");
-  cmd->add_option("--data", o->data, "trace file (CSV, SWF, GWF, optionally .gz)")->required();
+  cmd->add_option("--data", o->data, kDataHelp)->required();
   cmd->add_option("--out", o->out, "model file to write (atomically)")->required();
   cmd->add_option("--split", o->split, "fraction of eligible jobs, in submit order, to train on")->capture_default_str();
   cmd->add_option("--hidden", o->hidden, "hidden layer widths")->capture_default_str();

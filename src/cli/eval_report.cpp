@@ -27,8 +27,18 @@ std::string hours_text(double v) {
   return b;
 }
 
+std::string kill_rate_warning(const Evaluation& e) {
+  if (!e.kill_rate_above_alpha()) return "";
+  char b[200];
+  std::snprintf(b, sizeof b, "WARNING: kill rate %.3f%% is above alpha %.3g%%: the safe TTL kills more jobs than it promised",
+                100 * e.metrics.kill_rate, 100 * e.alpha);
+  return b;
+}
+
 nlohmann::json evaluation_json(const Evaluation& e) {
   nlohmann::json j = metrics_json(e.metrics);
+  j["alpha"] = e.alpha;
+  j["kill_rate_above_alpha"] = e.kill_rate_above_alpha();
   j["baseline_rmse_hours"] = number_or_null(e.baseline_rmse_hours);
   j["oracle_rmse_hours"] = number_or_null(e.oracle_rmse_hours);
   j["train_rows"] = e.train_rows;
@@ -38,6 +48,7 @@ nlohmann::json evaluation_json(const Evaluation& e) {
     nlohmann::json gj = metrics_json(g.metrics);
     gj["name"] = g.name;
     gj["baseline_rmse_hours"] = number_or_null(g.baseline_rmse_hours);
+    gj["kill_rate_above_alpha"] = g.metrics.kill_rate > e.alpha;
     groups.push_back(gj);
   }
   j["groups"] = groups;
@@ -54,14 +65,16 @@ void print_evaluation(std::FILE* out, const Evaluation& e) {
   std::fprintf(out, "  safe TTL: kill rate %.3f%% (%zu jobs), mean safe TTL %s h vs mean requested TTL %s h\n",
                100 * m.kill_rate, m.killed, hours_text(m.mean_safe_ttl_hours).c_str(),
                hours_text(m.mean_requested_ttl_hours).c_str());
+  if (const std::string w = kill_rate_warning(e); !w.empty()) std::fprintf(out, "  %s\n", w.c_str());
   if (e.groups.empty()) return;
   std::fprintf(out, "\n  %-16s %9s %10s %10s %8s %12s %12s\n", e.group_column.c_str(), "jobs", "RMSE h", "static h",
                "kill %", "safe TTL h", "request h");
   for (const auto& g : e.groups)
-    std::fprintf(out, "  %-16s %9zu %10s %10s %8.3f %12s %12s\n", g.name.substr(0, 16).c_str(), g.metrics.rows,
+    std::fprintf(out, "  %-16s %9zu %10s %10s %8.3f %12s %12s%s\n", g.name.substr(0, 16).c_str(), g.metrics.rows,
                  hours_text(g.metrics.rmse_hours).c_str(), hours_text(g.baseline_rmse_hours).c_str(),
                  100 * g.metrics.kill_rate, hours_text(g.metrics.mean_safe_ttl_hours).c_str(),
-                 hours_text(g.metrics.mean_requested_ttl_hours).c_str());
+                 hours_text(g.metrics.mean_requested_ttl_hours).c_str(),
+                 g.metrics.kill_rate > e.alpha ? "   kill rate above alpha" : "");
 }
 
 }  // namespace ttlpred::cli

@@ -6,10 +6,14 @@
 
 #include "cli/commands.hpp"
 #include "util/error.hpp"
+#include "util/version.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"ttlpred: run-time prediction and safe TTLs for grid jobs"};
   app.require_subcommand(1);
+  // `ttlpred --version`: the project version (CMake's project(VERSION)) and the git commit.
+  app.set_version_flag("--version", std::string("ttlpred ") + ttlpred::kVersion +
+                                        (*ttlpred::kGitCommit ? std::string(" (git ") + ttlpred::kGitCommit + ")" : std::string()));
   ttlpred::cli::add_pipeline_command(app);
   ttlpred::cli::add_generate_command(app);
   ttlpred::cli::add_inspect_command(app);

@@ -1,6 +1,11 @@
 // The one entry point for reading a trace file: picks the format, then the reader.
+#include <unistd.h>
+#include <zlib.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -42,8 +47,7 @@ std::optional<TraceFormat> format_from_extension(std::string path) {
 
 // Decides from the first line that is neither blank nor a comment: a comma-separated line
 // naming schema fields is a CSV header; 29+ blank-separated fields are GWF, 18+ are SWF.
-std::optional<TraceFormat> format_from_content(const std::string& path) {
-  LineSource src(path);
+std::optional<TraceFormat> format_from_content(LineSource& src) {
   std::string_view line;
   bool semicolon_comments = false, hash_comments = false;
   for (int i = 0; i < 1000 && src.next(line); ++i) {
@@ -74,21 +78,37 @@ std::optional<TraceFormat> format_from_content(const std::string& path) {
   return std::nullopt;
 }
 
-}  // namespace
+constexpr const char* kUnknownFormat =
+    "cannot tell the trace format from the file name (.csv, .swf, .gwf, optionally .gz) or "
+    "the first data line; name it with --format csv|swf|gwf";
 
-TraceFormat detect_format(const std::string& path) {
-  if (auto f = format_from_extension(path)) return *f;
-  if (auto f = format_from_content(path)) return *f;
-  throw InputError(path, 0,
-                   "cannot tell the trace format from the file name (.csv, .swf, .gwf, optionally .gz) or "
-                   "the first data line; name it with --format csv|swf|gwf");
+// All of standard input, through zlib so that gzip is read as well as plain text.
+std::string read_standard_input() {
+  const int fd = ::dup(0);
+  if (fd < 0) throw InputError(kStandardInputName, 0, std::string("cannot read: ") + std::strerror(errno));
+  gzFile gz = gzdopen(fd, "rb");
+  if (!gz) {
+    ::close(fd);
+    throw InputError(kStandardInputName, 0, "cannot read: out of memory");
+  }
+  std::string data;
+  std::vector<char> chunk(1u << 20);
+  for (;;) {
+    const int got = gzread(gz, chunk.data(), static_cast<unsigned>(chunk.size()));
+    if (got < 0) {
+      int err = Z_OK;
+      const std::string why = gzerror(gz, &err);
+      gzclose(gz);
+      throw InputError(kStandardInputName, 0, "cannot read: " + why);
+    }
+    if (got == 0) break;
+    data.append(chunk.data(), static_cast<std::size_t>(got));
+  }
+  gzclose(gz);
+  return data;
 }
 
-JobTable read_trace(const std::string& path, ReadReport& report, TraceFormat format) {
-  report = ReadReport{};
-  report.path = path;
-  if (format == TraceFormat::Auto) format = detect_format(path);
-  LineSource src(path);
+JobTable read_lines(LineSource& src, ReadReport& report, TraceFormat format) {
   JobTable table;
   switch (format) {
     case TraceFormat::Csv: read_csv(src, table, report); break;
@@ -97,6 +117,35 @@ JobTable read_trace(const std::string& path, ReadReport& report, TraceFormat for
     case TraceFormat::Auto: break;
   }
   return table;
+}
+
+}  // namespace
+
+TraceFormat detect_format(const std::string& path) {
+  if (auto f = format_from_extension(path)) return *f;
+  LineSource src(path);
+  if (auto f = format_from_content(src)) return *f;
+  throw InputError(path, 0, kUnknownFormat);
+}
+
+JobTable read_trace(const std::string& path, ReadReport& report, TraceFormat format) {
+  report = ReadReport{};
+  if (path == "-") {
+    report.path = kStandardInputName;
+    const std::string data = read_standard_input();
+    if (format == TraceFormat::Auto) {
+      LineSource probe(data, kStandardInputName);
+      const auto f = format_from_content(probe);
+      if (!f) throw InputError(kStandardInputName, 0, data.empty() ? std::string("no input") : kUnknownFormat);
+      format = *f;
+    }
+    LineSource src(data, kStandardInputName);
+    return read_lines(src, report, format);
+  }
+  report.path = path;
+  if (format == TraceFormat::Auto) format = detect_format(path);
+  LineSource src(path);
+  return read_lines(src, report, format);
 }
 
 }  // namespace ttlpred

@@ -29,8 +29,13 @@ void read_gwf(LineSource& src, JobTable& out, ReadReport& report);
 // from its first non-comment line. Throws InputError when neither tells.
 TraceFormat detect_format(const std::string& path);
 
+// What messages call standard input, read when the path is "-".
+inline constexpr const char* kStandardInputName = "<stdin>";
+
 // Reads a whole trace file, plain or gzip. `report` is reset and filled. Throws InputError
 // naming the file when it is missing, unreadable, of unknown format, or a CSV without header.
+// The path "-" is standard input: read whole into memory first (it cannot be read twice),
+// plain or gzip, its format told by its content unless `format` names it.
 JobTable read_trace(const std::string& path, ReadReport& report, TraceFormat format = TraceFormat::Auto);
 
 }  // namespace ttlpred

@@ -183,9 +183,15 @@ struct HistoryMatrix {
 
 // Walks `t` in submit order. A job's features see exactly the jobs whose
 // submit + wait + wall <= its submit time and whose submit time is strictly earlier (unknown
-// wait counts as 0; unknown wall time: never seen). Jobs with an unknown submit time get empty
-// history. `state` starts as given (e.g. restored from a file); on return it has observed
-// every job of `t` with a known wall time, as a service would once they all finished.
+// wait counts as 0; unknown wall time: never seen). `state` starts as given (e.g. restored
+// from a file); on return it has observed every job of `t` with a known wall time and a
+// known submit time, as a service would once they all finished.
+//
+// A job WITHOUT a submit time is predicted as of now: its features are those of the state
+// at the end of the walk (every timed job with a run time observed), exactly what
+// HistoryState::features gives the service for the same job from its current state. That
+// is the one rule for such jobs (docs/data-format.md, "Jobs without a submit time"); they
+// cannot be placed in time, so they are never observed themselves.
 HistoryMatrix compute_history(const JobTable& t, HistoryState& state);
 HistoryMatrix compute_history(const JobTable& t, const HistoryConfig& cfg);
 

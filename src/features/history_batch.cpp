@@ -126,13 +126,17 @@ HistoryMatrix compute_history(const JobTable& t, HistoryState& state) {
     for (std::size_t i = g; i < end; ++i) enqueue(order[i]);
     g = end;
   }
-  // Jobs without a submit time cannot be placed in time: empty history, never fed.
-  JobKeys none;
-  for (; g < order.size(); ++g) state.features(none, JobAmounts{}, m.values.data() + order[g] * m.width);
   // Everything still running has finished by now: a service would know it.
   while (!pending.empty()) {
     feed(std::get<2>(pending.top()));
     pending.pop();
+  }
+  // Jobs without a submit time are predicted as of now (the rule in history.hpp): the state
+  // after every timed job, which is what HistoryState::features gives the service for the
+  // same job. They cannot be placed in time, so they are never fed.
+  for (; g < order.size(); ++g) {
+    const std::size_t row = order[g];
+    state.features(keys(row), amounts(row), m.values.data() + row * m.width);
   }
   return m;
 }

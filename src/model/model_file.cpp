@@ -17,6 +17,7 @@ enum class Section : std::uint32_t {
   History = 5,
   Int8Calibration = 6,
   Metadata = 7,
+  Provenance = 8,
 };
 
 const char* section_name(std::uint32_t tag) {
@@ -28,6 +29,7 @@ const char* section_name(std::uint32_t tag) {
     case Section::History: return "history configuration";
     case Section::Int8Calibration: return "int8 calibration";
     case Section::Metadata: return "training metadata";
+    case Section::Provenance: return "training provenance";
   }
   return "unknown";
 }
@@ -38,6 +40,24 @@ void put_section(BinaryWriter& w, Section tag, const std::vector<std::uint8_t>& 
 }
 
 constexpr std::size_t kMaxMetadataString = 64u << 20;
+
+// Out of line: inlined into model_file_bytes, g++ 12 -O3 reports a false -Wrestrict there.
+[[gnu::noinline]] std::vector<std::uint8_t> provenance_bytes(const TrainingProvenance& p) {
+  BinaryWriter s;
+  s.put_string(p.trace_format);
+  s.put_string(p.trace_name);
+  s.put<double>(p.split);
+  s.put<std::uint64_t>(p.eligible_rows);
+  s.put<std::uint64_t>(p.train_rows);
+  s.put_string(p.data_hash_all);
+  s.put<double>(p.last_train_submit);
+  s.put<std::uint64_t>(p.fields.size());
+  for (const auto& f : p.fields) {
+    s.put_string(f.name);
+    s.put<float>(f.known_share);
+  }
+  return s.bytes();
+}
 
 }  // namespace
 
@@ -71,6 +91,7 @@ std::vector<std::uint8_t> model_file_bytes(const ModelFile& m) {
     s.put_string(m.meta.ttlpred_version);
     put_section(payload, Section::Metadata, s.bytes());
   }
+  if (!m.provenance.empty()) put_section(payload, Section::Provenance, provenance_bytes(m.provenance));
   return seal_container(std::string_view(kModelFileMagic, 8), kModelFileVersion, payload.bytes());
 }
 
@@ -83,7 +104,7 @@ ModelFile parse_model_file(const std::vector<std::uint8_t>& bytes, const std::st
   while (!r.at_end()) {
     const auto tag = r.get<std::uint32_t>();
     const auto body = r.get_bytes();
-    if (tag >= 1 && tag <= 7) {
+    if (tag >= 1 && tag <= 8) {
       if (seen & (1u << tag)) r.fail(std::string("duplicate ") + section_name(tag) + " section");
       seen |= 1u << tag;
     }
@@ -109,6 +130,29 @@ ModelFile parse_model_file(const std::vector<std::uint8_t>& bytes, const std::st
         m.meta.config_json = s.get_string(kMaxMetadataString);
         m.meta.ttlpred_version = s.get_string(kMaxMetadataString);
         break;
+      case Section::Provenance: {
+        TrainingProvenance& p = m.provenance;
+        p.trace_format = s.get_string(64);
+        p.trace_name = s.get_string(4096);
+        p.split = s.get<double>();
+        p.eligible_rows = s.get<std::uint64_t>();
+        p.train_rows = s.get<std::uint64_t>();
+        p.data_hash_all = s.get_string(64);
+        p.last_train_submit = s.get<double>();
+        const auto n = s.get<std::uint64_t>();
+        if (n > 4096) s.fail("claims " + std::to_string(n) + " feature fields");
+        for (std::uint64_t i = 0; i < n; ++i) {
+          TrainingProvenance::FieldCoverage f;
+          f.name = s.get_string(256);
+          f.known_share = s.get<float>();
+          if (!(f.known_share >= 0 && f.known_share <= 1)) s.fail("field '" + f.name + "': known share outside [0, 1]");
+          p.fields.push_back(std::move(f));
+        }
+        if (!(p.split > 0 && p.split <= 1) || p.train_rows == 0 || p.train_rows > p.eligible_rows)
+          s.fail("split " + std::to_string(p.split) + ", " + std::to_string(p.train_rows) + " of " +
+                 std::to_string(p.eligible_rows) + " rows trained on: not a training split");
+        break;
+      }
       default: continue;  // a section added by a later build of the same format version
     }
     if (!s.at_end()) s.fail("unexpected trailing bytes");

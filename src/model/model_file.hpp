@@ -26,6 +26,28 @@ struct TrainingMetadata {
   std::string ttlpred_version;
 };
 
+// What the model was trained on, so that eval/predict/serve can tell a trace of another
+// schema, and eval a split that would score training rows (pipeline/model_checks.hpp). A
+// section of its own (added after format version 1 was fixed): older files lack it and
+// read as `empty()`; older builds skip it.
+struct TrainingProvenance {
+  std::string trace_format;   // "csv", "swf", "gwf" (format_name), "" when not known
+  std::string trace_name;     // the training file's name, without folders (for messages)
+  double split = 0;           // fraction of eligible jobs trained on
+  std::uint64_t eligible_rows = 0;  // jobs the chronological split kept
+  std::uint64_t train_rows = 0;     // the first train_rows of them were learned from
+  std::string data_hash_all;        // table_digest over every eligible row
+  double last_train_submit = 0;     // submit time of the last job learned from (Unix s)
+  // Each raw field the feature encoder reads, with the share of training rows that had it.
+  struct FieldCoverage {
+    std::string name;
+    float known_share = 0;
+  };
+  std::vector<FieldCoverage> fields;
+
+  bool empty() const { return train_rows == 0; }
+};
+
 struct ModelFile {
   MlpModel mlp;
   TargetTransform target;
@@ -34,6 +56,7 @@ struct ModelFile {
   std::vector<std::uint8_t> history;  // the history-feature configuration (opaque)
   std::vector<std::uint8_t> int8_calibration;  // optional, for the engine (opaque)
   TrainingMetadata meta;
+  TrainingProvenance provenance;  // empty in files written before it existed
 };
 
 // Serializes to the sealed container bytes / parses them; parse errors name `what`.

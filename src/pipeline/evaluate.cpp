@@ -40,6 +40,7 @@ Evaluation evaluate(const Predictor& predictor, const ChronologicalSplit& split,
   const std::size_t begin = split.train_rows;
   Evaluation e;
   e.train_rows = begin;
+  e.alpha = predictor.options().alpha;
   HistoryMatrix own;
   if (!history) {
     own = compute_history(jobs, predictor.encoder().history_config());

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "features/history.hpp"
+#include "pipeline/model_checks.hpp"
 #include "predict/predictor.hpp"
 #include "quant/calibration_io.hpp"
 #include "train/ensemble.hpp"
@@ -185,6 +186,17 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
     metrics["fine_tuned_from_model_created_utc"] = options.init->meta.created_utc;
   }
   m.meta.data_hash = table_digest(jobs, n_train);
+  m.provenance.split = split.fraction > 0 ? split.fraction
+                                          : static_cast<double>(n_train) / static_cast<double>(jobs.rows());
+  m.provenance.eligible_rows = jobs.rows();
+  m.provenance.train_rows = n_train;
+  m.provenance.data_hash_all = table_digest(jobs, jobs.rows());
+  m.provenance.last_train_submit = jobs.num(Field::SubmitTime)[n_train - 1];  // rows are in submit order
+  m.provenance.fields = field_coverage(jobs, encoder_input_fields(encoder), n_train);
+  if (options.init) {  // the trace it came from is the starting model's, unless the caller says
+    m.provenance.trace_format = options.init->provenance.trace_format;
+    m.provenance.trace_name = options.init->provenance.trace_name;
+  }
   m.meta.created_utc = now_utc_iso();
   m.meta.metrics_json = metrics.dump();
   m.meta.config_json = train_config_json(options.train);

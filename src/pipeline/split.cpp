@@ -30,6 +30,7 @@ ChronologicalSplit chronological_split(const JobTable& trace, double fraction) {
   }
   if (keep.empty()) throw Error("no job has a run time > 0 and a submit time: nothing to train or score");
   s.jobs = trace.select(keep);
+  s.fraction = fraction;
   s.train_rows = static_cast<std::size_t>(std::floor(fraction * static_cast<double>(keep.size())));
   return s;
 }

@@ -11,6 +11,7 @@ namespace ttlpred {
 
 struct ChronologicalSplit {
   JobTable jobs;              // eligible jobs in submit order
+  double fraction = 0;        // the fraction asked for
   std::size_t train_rows = 0;  // rows [0, train_rows) train, the rest are scored
   std::size_t dropped_no_runtime = 0;
   std::size_t dropped_no_request = 0;

@@ -26,6 +26,12 @@ engine::Variant model_made_for(const ModelFile& model) {
 Predictor::Predictor(ModelFile model, const PredictorOptions& options, const std::string& what)
     : model_(std::make_shared<const ModelFile>(std::move(model))), options_(options) {
   if (!(options.alpha > 0 && options.alpha < 1)) throw Error("alpha must be in (0, 1), got " + std::to_string(options.alpha));
+  if (!(options.min_seconds >= 0) || !std::isfinite(options.min_seconds))
+    throw Error("--min-seconds must be a finite number >= 0, got " + std::to_string(options.min_seconds));
+  if (!(options.max_ttl_s >= 0) || !std::isfinite(options.max_ttl_s) ||
+      (options.max_ttl_s > 0 && options.max_ttl_s < options.min_seconds))
+    throw Error("--max-ttl must be 0 (no cap) or a finite number >= --min-seconds (" +
+                std::to_string(options.min_seconds) + "), got " + std::to_string(options.max_ttl_s));
   encoder_ = std::make_shared<const FeatureEncoder>(FeatureEncoder::from_bytes(model_->encoder, what + " (encoder section)"));
   if (encoder_->dense_width() != model_->mlp.dense_inputs || encoder_->cat_width() != model_->mlp.embeddings.size())
     throw Error(what + ": the encoder (" + std::to_string(encoder_->dense_width()) + " dense, " +
@@ -58,12 +64,38 @@ HistoryState Predictor::initial_history() const {
   return s;
 }
 
+double bound_seconds(double value_s, double requested_ttl_s, const PredictorOptions& options, bool& capped) {
+  double v = std::isfinite(value_s) ? std::max(value_s, options.min_seconds) : options.min_seconds;
+  v = cap_at_request(v, requested_ttl_s);
+  if (options.max_ttl_s > 0 && v > options.max_ttl_s) {
+    v = options.max_ttl_s;
+    capped = true;
+  }
+  return v;
+}
+
+HistoryState Predictor::initial_history_for(const JobTable& trace, bool* restarted) const {
+  const TrainingProvenance& p = model_->provenance;
+  bool overlaps = false;
+  if (!p.empty() && !model_->history.empty())
+    for (double t : trace.num(Field::SubmitTime))
+      // Strictly before: jobs submitted in the same second as the last training job may or
+      // may not have been trained on (a tie), and a service would take them as new.
+      if (t < p.last_train_submit) {  // NaN (no submit time) compares false
+        overlaps = true;
+        break;
+      }
+  if (restarted) *restarted = overlaps;
+  return overlaps ? HistoryState(encoder_->history_config()) : initial_history();
+}
+
 Prediction Predictor::finish(float z, double requested_ttl_s, std::uint32_t group) const {
   Prediction p;
-  p.expected_wall_s = cap_at_request(model_->target.decode_seconds(z), requested_ttl_s);
-  p.safe_ttl_s = model_->safe_ttl.empty()
-                     ? p.expected_wall_s
-                     : model_->safe_ttl.safe_ttl(p.expected_wall_s, group, options_.alpha, requested_ttl_s);
+  p.expected_wall_s = bound_seconds(model_->target.decode_seconds(z), requested_ttl_s, options_, p.capped);
+  const double safe = model_->safe_ttl.empty()
+                          ? p.expected_wall_s
+                          : model_->safe_ttl.safe_ttl(p.expected_wall_s, group, options_.alpha, requested_ttl_s);
+  p.safe_ttl_s = bound_seconds(safe, requested_ttl_s, options_, p.capped);
   return p;
 }
 

@@ -30,11 +30,23 @@ struct PredictorOptions {
   bool variant_from_model = false;
   std::optional<engine::Isa> isa;  // default: the best the host supports
   double alpha = 0.01;             // target kill rate of the safe TTL
+  // Bounds on every answer (finish() applies them; docs/service.md, "Bounds"). A safe TTL
+  // above the longest slot a pilot can offer is never matched, so it is cut there and the
+  // prediction says so (`capped`): 72 h, the longest slot window of ALICE pilots
+  // (../shared/alice-facts.md: slots live 24 to 72 h). 0 switches the cap off.
+  double max_ttl_s = kDefaultMaxTtlSeconds;
+  // No expected wall time or safe TTL below this: a network regressing hours can output
+  // negative run times, which decode to exactly 0 s. A minute is the order of a job's own
+  // start-up (software from CVMFS, input staging). The job's request still wins when shorter.
+  double min_seconds = kDefaultMinSeconds;
+  static constexpr double kDefaultMaxTtlSeconds = 259200;
+  static constexpr double kDefaultMinSeconds = 60;
 };
 
 struct Prediction {
-  double expected_wall_s = 0;  // capped at the requested TTL when the job has one
-  double safe_ttl_s = 0;       // conformal upper bound at level alpha, capped likewise
+  double expected_wall_s = 0;  // in [min_seconds, max_ttl_s], capped at the requested TTL when the job has one
+  double safe_ttl_s = 0;       // conformal upper bound at level alpha, bounded likewise
+  bool capped = false;         // the safe TTL (or the expected wall time) was cut to max_ttl_s
 };
 
 // The engine variant a model file was made for: the one its safe TTL was calibrated on
@@ -60,6 +72,13 @@ class Predictor {
   // A fresh history state of the model's configuration, seeded with what the model file
   // carries (the state at the end of its training data), if anything.
   HistoryState initial_history() const;
+  // The state to replay `trace` from (`ttlpred predict`): initial_history(), unless the trace
+  // has jobs submitted before the model's last training job. The model's state already
+  // holds those jobs' outcomes, so replaying them on top would count every one twice and show
+  // each its own future (measured: 8,245 of 50,000 predictions of the training trace decoded
+  // to exactly 0 s); such a trace is replayed from an empty state, as training saw it.
+  // `restarted` tells which. Files without provenance: initial_history().
+  HistoryState initial_history_for(const JobTable& trace, bool* restarted = nullptr) const;
 
   const ModelFile& model() const { return *model_; }
   const FeatureEncoder& encoder() const { return *encoder_; }
@@ -85,5 +104,10 @@ class Predictor {
 inline double cap_at_request(double value_s, double requested_ttl_s) {
   return requested_ttl_s > 0 ? std::min(value_s, requested_ttl_s) : value_s;
 }
+
+// The bounds of PredictorOptions on one raw answer, in this order: the floor, the job's
+// request (a hard upper bound, even below the floor), the global cap. `capped` is set when
+// the cap cut the value. The one place both serving and evaluation bound their answers.
+double bound_seconds(double value_s, double requested_ttl_s, const PredictorOptions& options, bool& capped);
 
 }  // namespace ttlpred

@@ -57,7 +57,7 @@ void append_prediction(std::string& out, const Prediction& p) {
   append_number(out, p.expected_wall_s);
   out += ",\"safe_ttl_s\":";
   append_number(out, p.safe_ttl_s);
-  out += '}';
+  out += p.capped ? ",\"capped\":true}" : ",\"capped\":false}";
 }
 
 void append_json_string(std::string& out, const std::string& s) {
@@ -325,6 +325,13 @@ std::string Service::reload_from(const std::string& path) {
       if (!(fresh->predictor.encoder().history_config() == history_->config()))
         throw Error(path + ": its history features differ from the running state's; restart with a fresh --journal");
     }
+    // The jobs the broker sends are of the kind the running model was trained on; a model of
+    // another trace format reads them through fields it never saw (pipeline/model_checks.hpp).
+    const TrainingProvenance& now = model()->predictor.model().provenance;
+    const TrainingProvenance& next = fresh->predictor.model().provenance;
+    if (!now.trace_format.empty() && !next.trace_format.empty() && now.trace_format != next.trace_format)
+      throw Error(path + ": trained on a " + next.trace_format + " trace, the running model on a " + now.trace_format +
+                  " trace: another kind of job; restart the service to change schema");
     model_.store(std::move(fresh));
     metrics_.add_reload(true);
     return {};

@@ -431,5 +431,33 @@ TEST(History, IgnoresJobsWithoutWallTime) {
   EXPECT_EQ(state.keys_tracked(), 2u);  // all + user
 }
 
+// A job without a submit time is predicted as of now: the batch walk gives it the features the
+// service's state gives the same record after every timed job has finished (the one rule
+// that `ttlpred predict` and /v1/predict share), not an empty history.
+TEST(History, JobsWithoutSubmitTimeSeeTheStateAfterEveryTimedJob) {
+  JobTable t;
+  add(t, 0, 0, 100, "u1", 1000);
+  add(t, 10, 0, 300, "u1", 1000);
+  add(t, 20, 0, 50, "u2", 500);
+  add(t, kNaN, 0, kNaN, "u1", 2000);  // untimed, no outcome: the job to predict
+  const HistoryConfig cfg = HistoryConfig::for_table(t);
+  const HistoryMatrix batch = compute_history(t, cfg);
+
+  HistoryState state(cfg);
+  JobRecord r;
+  for (std::size_t i : {2u, 0u, 1u}) {  // finish order: 70, 100, 310
+    t.record(i, r);
+    state.observe(r);
+  }
+  t.record(3, r);
+  std::vector<float> expected(cfg.width());
+  state.features(r, expected.data());
+  EXPECT_TRUE(test::same_bits(expected.data(), batch.row(3), cfg.width()));
+  // user u1: two finished jobs (log1p(2) in the count column of the user key); all: three.
+  const std::size_t per_key = cfg.stats_per_key();
+  EXPECT_FLOAT_EQ(batch.row(3)[0], static_cast<float>(std::log1p(3.0)));
+  EXPECT_FLOAT_EQ(batch.row(3)[per_key], static_cast<float>(std::log1p(2.0)));
+}
+
 }  // namespace
 }  // namespace ttlpred
