@@ -67,7 +67,7 @@ HistoryState Predictor::initial_history() const {
 double bound_seconds(double value_s, double requested_ttl_s, const PredictorOptions& options, bool& capped) {
   double v = std::isfinite(value_s) ? std::max(value_s, options.min_seconds) : options.min_seconds;
   v = cap_at_request(v, requested_ttl_s);
-  if (options.max_ttl_s > 0 && v > options.max_ttl_s) {
+  if (options.max_ttl_s > 0 && !(requested_ttl_s > 0) && v > options.max_ttl_s) {
     v = options.max_ttl_s;
     capped = true;
   }

@@ -31,8 +31,9 @@ struct PredictorOptions {
   std::optional<engine::Isa> isa;  // default: the best the host supports
   double alpha = 0.01;             // target kill rate of the safe TTL
   // Bounds on every answer (finish() applies them; docs/service.md, "Bounds"). A safe TTL
-  // above the longest slot a pilot can offer is never matched, so it is cut there and the
-  // prediction says so (`capped`): 72 h, the longest slot window of ALICE pilots
+  // above the longest slot a pilot can offer is never matched, so for a job without a
+  // request (which bounds it otherwise) it is cut there and the prediction says so
+  // (`capped`): 72 h, the longest slot window of ALICE pilots
   // (../shared/alice-facts.md: slots live 24 to 72 h). 0 switches the cap off.
   double max_ttl_s = kDefaultMaxTtlSeconds;
   // No expected wall time or safe TTL below this: a network regressing hours can output
@@ -105,9 +106,11 @@ inline double cap_at_request(double value_s, double requested_ttl_s) {
   return requested_ttl_s > 0 ? std::min(value_s, requested_ttl_s) : value_s;
 }
 
-// The bounds of PredictorOptions on one raw answer, in this order: the floor, the job's
-// request (a hard upper bound, even below the floor), the global cap. `capped` is set when
-// the cap cut the value. The one place both serving and evaluation bound their answers.
+// The bounds of PredictorOptions on one raw answer, in this order: the floor, then the job's
+// request (a hard upper bound, even below the floor) or, for a job without one, the global
+// cap. A request longer than the cap stands: the scheduler enforces the request, and HPC
+// queues grant more than 72 h. `capped` is set when the cap cut the value. The one place
+// both serving and evaluation bound their answers.
 double bound_seconds(double value_s, double requested_ttl_s, const PredictorOptions& options, bool& capped);
 
 }  // namespace ttlpred

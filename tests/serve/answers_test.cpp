@@ -113,6 +113,11 @@ TEST(Answers, SafeTtlWithoutRequestIsCappedAtMaxTtlAndTheReplySaysSo) {
   const json q = service_predict(capped, R"({"user":"bob","requested_ttl_s":72000})");
   EXPECT_EQ(q["safe_ttl_s"].get<double>(), 72000.0);
   EXPECT_EQ(q["capped"], false);
+  // A request above the cap stands (HPC queues grant more than 72 h): the request bounds it.
+  const json l = service_predict(capped, R"({"user":"bob","requested_ttl_s":400000})");
+  EXPECT_GT(l["safe_ttl_s"].get<double>(), 259200.0);
+  EXPECT_LE(l["safe_ttl_s"].get<double>(), 400000.0);
+  EXPECT_EQ(l["capped"], false);
 
   so.predictor.max_ttl_s = 0;  // no cap: what every answer used to be
   serve::Service uncapped(so);
