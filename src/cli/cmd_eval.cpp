@@ -1,35 +1,49 @@
 // `ttlpred eval`: scores a model on the tail of a chronological split (issue 3's protocol).
 #include <cstdio>
 #include <memory>
+#include <numeric>
+#include <utility>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/eval_report.hpp"
+#include "cli/prediction_output.hpp"
 #include "pipeline/evaluate.hpp"
 #include "pipeline/model_checks.hpp"
+#include "util/file_io.hpp"
 
 namespace ttlpred::cli {
 namespace {
 
 struct EvalOptions {
-  std::string model, data, variant = "auto", isa;
+  std::string model, data, variant = "auto", isa, per_job, per_job_format = "csv";
   double split = 0.8, alpha = 0.01;
   BoundOptions bounds;
   bool json = false, allow_overlap = false, allow_schema_mismatch = false;
 };
 
 void run_eval(const EvalOptions& o) {
+  check_prediction_format(o.per_job_format);
   const Predictor predictor = Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds));
   std::string format;
-  const JobTable trace = load_trace(o.data, o.json, &format);
+  JobTable trace = load_trace(o.data, o.json, &format);
   check_model_fits_trace(predictor, o.model, trace, format, o.allow_schema_mismatch);
-  const ChronologicalSplit split = chronological_split(trace, o.split);
+  const ChronologicalSplit split = chronological_split(std::move(trace), o.split);
   const ModelCheck overlap = check_split_overlap(predictor.model(), split, "model " + o.model);
   enforce(overlap, o.allow_overlap, "--allow-overlap");
   const Evaluation e = evaluate(predictor, split);
+  if (!o.per_job.empty()) {
+    std::vector<std::size_t> scored(split.scored_rows());
+    std::iota(scored.begin(), scored.end(), split.train_rows);
+    write_file_atomic_stream(o.per_job, [&](std::FILE* f) {
+      write_predictions(f, o.per_job_format, split.jobs, scored, e.predictions, true);
+    });
+    std::fprintf(stderr, "wrote %zu scored predictions to %s\n", scored.size(), o.per_job.c_str());
+  }
   if (!o.json) {
     std::printf("model %s on %s (variant %s on %s, alpha %.3g)\n", o.model.c_str(), o.data.c_str(),
                 std::string(engine::variant_name(predictor.plan().variant())).c_str(),
@@ -67,6 +81,11 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--isa", o->isa, "pin an instruction set (scalar, avx2, avx512, avx512-vnni, avx512-bf16)");
   cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();
   cmd->add_flag("--json", o->json, "print one JSON object");
+  cmd->add_option("--per-job", o->per_job,
+                  "also write every scored job's prediction to this file (job_id, expected_wall_s, safe_ttl_s, capped, "
+                  "then wall_s, requested_ttl_s): the figures can be recomputed from it, and it matches `predict` "
+                  "line for line on the same jobs");
+  cmd->add_option("--per-job-format", o->per_job_format, "csv or jsonl")->capture_default_str();
   cmd->callback([o] { run_eval(*o); });
 }
 

@@ -20,6 +20,7 @@
 #include "pipeline/evaluate.hpp"
 #include "pipeline/fit_model.hpp"
 #include "pipeline/quantize_model.hpp"
+#include "pipeline/split_history.hpp"
 #include "synth/generator.hpp"
 #include "train/progress.hpp"
 #include "util/error.hpp"
@@ -175,7 +176,7 @@ void run_pipeline(const PipelineOptions& o) {
   step(5, steps, "evaluate every engine variant on the later jobs, and time the serving path");
   std::vector<VariantRow> rows;
   const HistoryMatrix history =
-      compute_history(split.jobs, FeatureEncoder::from_bytes(model.encoder, model_path).history_config());
+      split_history(split, FeatureEncoder::from_bytes(model.encoder, model_path).history_config());
   for (const Entry& en : entries) {
     PredictorOptions po;
     po.variant = en.variant;

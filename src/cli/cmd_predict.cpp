@@ -10,6 +10,7 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "cli/prediction_output.hpp"
 #include "features/history.hpp"
 #include "util/error.hpp"
 #include "util/file_io.hpp"
@@ -24,28 +25,8 @@ struct PredictOptions {
   bool allow_schema_mismatch = false;
 };
 
-void write_predictions(std::FILE* f, const PredictOptions& o, const JobTable& t, const std::vector<Prediction>& p) {
-  const auto ids = t.num(Field::JobId);
-  const bool csv = o.format == "csv";
-  // `capped` (1/true): the answer was cut to --max-ttl; columns are only ever appended.
-  if (csv) std::fputs("job_id,expected_wall_s,safe_ttl_s,capped\n", f);
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    const double id = ids[i];
-    if (csv) {
-      if (std::isnan(id)) std::fprintf(f, ",%.1f,%.1f,%d\n", p[i].expected_wall_s, p[i].safe_ttl_s, p[i].capped ? 1 : 0);
-      else std::fprintf(f, "%.0f,%.1f,%.1f,%d\n", id, p[i].expected_wall_s, p[i].safe_ttl_s, p[i].capped ? 1 : 0);
-    } else {
-      if (std::isnan(id)) std::fprintf(f, "{\"job_id\":null,");
-      else std::fprintf(f, "{\"job_id\":%.0f,", id);
-      std::fprintf(f, "\"expected_wall_s\":%.1f,\"safe_ttl_s\":%.1f,\"capped\":%s}\n", p[i].expected_wall_s,
-                   p[i].safe_ttl_s, p[i].capped ? "true" : "false");
-    }
-    if (std::ferror(f)) throw Error("cannot write predictions");
-  }
-}
-
 void run_predict(const PredictOptions& o) {
-  if (o.format != "csv" && o.format != "jsonl") throw Error("--format must be csv or jsonl, not '" + o.format + "'");
+  check_prediction_format(o.format);
   const Predictor predictor = Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds));
   std::string trace_format;
   const JobTable table = load_trace(o.data, true, &trace_format);
@@ -59,8 +40,8 @@ void run_predict(const PredictOptions& o) {
   std::vector<std::size_t> rows(table.rows());
   std::iota(rows.begin(), rows.end(), std::size_t{0});
   const auto predictions = predictor.predict_rows(table, rows, history);
-  if (o.out.empty() || o.out == "-") return write_predictions(stdout, o, table, predictions);
-  write_file_atomic_stream(o.out, [&](std::FILE* f) { write_predictions(f, o, table, predictions); });
+  if (o.out.empty() || o.out == "-") return write_predictions(stdout, o.format, table, rows, predictions, false);
+  write_file_atomic_stream(o.out, [&](std::FILE* f) { write_predictions(f, o.format, table, rows, predictions, false); });
   std::fprintf(stderr, "wrote %zu predictions to %s\n", predictions.size(), o.out.c_str());
 }
 

@@ -4,6 +4,7 @@
 #include <limits>
 #include <numeric>
 
+#include "pipeline/split_history.hpp"
 
 namespace ttlpred {
 namespace {
@@ -43,7 +44,7 @@ Evaluation evaluate(const Predictor& predictor, const ChronologicalSplit& split,
   e.alpha = predictor.options().alpha;
   HistoryMatrix own;
   if (!history) {
-    own = compute_history(jobs, predictor.encoder().history_config());
+    own = split_history(split, predictor.encoder().history_config());
     history = &own;
   }
   std::vector<std::size_t> rows(jobs.rows() - begin);

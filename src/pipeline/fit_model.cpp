@@ -10,6 +10,7 @@
 
 #include "features/history.hpp"
 #include "pipeline/model_checks.hpp"
+#include "pipeline/split_history.hpp"
 #include "predict/predictor.hpp"
 #include "quant/calibration_io.hpp"
 #include "train/ensemble.hpp"
@@ -34,22 +35,6 @@ std::vector<std::size_t> iota_rows(std::size_t begin, std::size_t end) {
   std::vector<std::size_t> r(end - begin);
   std::iota(r.begin(), r.end(), begin);
   return r;
-}
-
-// The history a service would hold at the end of the training period: every training
-// job's outcome, observed in the order the jobs finished.
-HistoryState history_after(const JobTable& jobs, std::size_t rows, const HistoryConfig& cfg) {
-  const auto submit = jobs.num(Field::SubmitTime), wait = jobs.num(Field::WaitTime), wall = jobs.num(Field::WallTime);
-  auto finish = [&](std::size_t i) { return submit[i] + (std::isnan(wait[i]) ? 0.0 : wait[i]) + wall[i]; };
-  std::vector<std::size_t> order = iota_rows(0, rows);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return finish(a) < finish(b); });
-  HistoryState state(cfg);
-  JobRecord r;
-  for (std::size_t i : order) {
-    jobs.record(i, r);
-    state.observe(r);
-  }
-  return state;
 }
 
 std::vector<float> column_as_float(std::span<const double> col, std::size_t begin, std::size_t end) {
@@ -102,13 +87,13 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
     return fit_model(split, tune, progress, report);
   }
 
-  // History over every eligible job is leak-free by construction: a row sees only jobs that
-  // had finished by its submit time.
+  // History over the whole trace is leak-free by construction: a row sees only jobs that had
+  // finished by its submit time (split_history.hpp: the rule every command shares).
   // A fine-tuned network reads the features its starting model was trained on.
   const FeatureEncoder start_encoder =
       options.init ? FeatureEncoder::from_bytes(options.init->encoder, "the starting model's encoder") : FeatureEncoder{};
   const HistoryConfig hcfg = options.init ? start_encoder.history_config() : HistoryConfig::for_table(jobs);
-  const HistoryMatrix history = compute_history(jobs, hcfg);
+  const HistoryMatrix history = split_history(split, hcfg);
 
   const auto fit_rows = iota_rows(0, n_fit);
   const FeatureEncoder encoder =
@@ -130,7 +115,7 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
   m.target = trained.target;
   m.encoder = encoder.to_bytes();
   if (options.compression.qat_int8) m.int8_calibration = quant::calibration_bytes(trained.act_ranges);
-  m.history = history_after(jobs, n_train, hcfg).to_bytes();
+  m.history = history_after_training(split, hcfg).to_bytes();
 
   // Safe-TTL calibration on the held-out tail, through the same engine path eval uses.
   const std::string group_column = options.group_column == "auto" ? auto_group_column(encoder) : options.group_column;

@@ -8,9 +8,11 @@
 
 namespace ttlpred {
 
-ChronologicalSplit chronological_split(const JobTable& trace, double fraction) {
+ChronologicalSplit chronological_split(JobTable whole, double fraction) {
   if (!(fraction > 0 && fraction <= 1)) throw Error("--split must be in (0, 1], got " + std::to_string(fraction));
   ChronologicalSplit s;
+  s.trace = std::make_shared<const JobTable>(std::move(whole));
+  const JobTable& trace = *s.trace;
   const auto wall = trace.num(Field::WallTime);
   const auto req = trace.num(Field::RequestedTtl);
   const auto submit = trace.num(Field::SubmitTime);
@@ -30,8 +32,9 @@ ChronologicalSplit chronological_split(const JobTable& trace, double fraction) {
   }
   if (keep.empty()) throw Error("no job has a run time > 0 and a submit time: nothing to train or score");
   s.jobs = trace.select(keep);
+  s.trace_rows = std::move(keep);
   s.fraction = fraction;
-  s.train_rows = static_cast<std::size_t>(std::floor(fraction * static_cast<double>(keep.size())));
+  s.train_rows = static_cast<std::size_t>(std::floor(fraction * static_cast<double>(s.trace_rows.size())));
   return s;
 }
 
