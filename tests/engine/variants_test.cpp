@@ -37,6 +37,8 @@ const std::vector<Shape>& shapes() {
       {"emb_only_0_dense", 0, {{7, 4}}, {16}, 1, {1, 4}},
       {"hidden_width_1", 33, {}, {1, 5}, 2, {1, 3}},
       {"batch_1024_64x128", 64, {{12, 8}}, {128}, 1, {1024}},
+      // Past 2048 inputs the bf16-pairs kernel converts activations per tile, in blocks.
+      {"wide_input_2101x20", 2101, {}, {20}, 1, {1, 9}},
   };
   return s;
 }
