@@ -45,15 +45,22 @@ mirror=$(
 root="$repo/build-fresh/rootfs"
 mounted=()
 cleanup() {
-  local m
+  local i
   for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2> /dev/null || true; done
-  if [ "$keep" -eq 0 ]; then rm -rf "$repo/build-fresh"; fi
+  # Never follow a mount that is somehow still there (the host's /dev, shared/) while deleting.
+  if [ "$keep" -eq 0 ] && ! grep -q " $repo/build-fresh/" /proc/mounts; then
+    rm -rf --one-file-system "$repo/build-fresh"
+  fi
 }
 trap cleanup EXIT
 for m in proc sys dev; do
   if mountpoint -q "$root/$m" 2> /dev/null; then umount -l "$root/$m"; fi
 done
-rm -rf "$repo/build-fresh"
+if grep -q " $repo/build-fresh/" /proc/mounts; then
+  echo "fresh-check: something is still mounted under build-fresh/; unmount it first" >&2
+  exit 2
+fi
+rm -rf --one-file-system "$repo/build-fresh"
 mkdir -p "$root"
 
 stamp "debootstrap --variant=minbase bookworm (mirror from the host's apt sources)"
