@@ -43,8 +43,11 @@ const std::vector<Shape>& shapes() {
   return s;
 }
 
-// Relative RMS error bound per variant (measured worst case here is 3-10x below). AVX2 int8
-// keeps 7-bit activations (vpmaddubsw saturation), so its bound is looser than scalar's.
+// Relative RMS error bound per variant (measured worst case here is 3-10x below). The int8
+// kernels on vpmaddubsw (AVX2, AVX-512 BW) keep 7-bit activations (its int16 pair sums
+// saturate), so their bound is looser; scalar and vpdpbusd (VNNI, BF16 sets) keep all 8
+// bits and measure 0.024: with activation ranges four times too wide (two bits lost) the
+// int8 cases of every 8-bit set fail here, as they did not under one bound of 0.1.
 double tolerance(Variant v, Isa isa) {
   switch (v) {
     case Variant::Fp32:
@@ -54,7 +57,7 @@ double tolerance(Variant v, Isa isa) {
     case Variant::Bf16: return 2e-2;
     case Variant::Int8Dynamic:
     case Variant::Int8Static:
-    case Variant::Int8Sparse24: return isa == Isa::Scalar ? 5e-2 : 1e-1;
+    case Variant::Int8Sparse24: return isa == Isa::Avx2 || isa == Isa::Avx512 ? 1e-1 : 5e-2;
   }
   return 0;
 }
