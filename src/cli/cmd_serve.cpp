@@ -27,6 +27,7 @@ struct ServeOptions {
   BoundOptions bounds;
   std::size_t threads = 8, max_batch = 4096, max_body = 4u << 20, max_header = 16u << 10;
   std::uint64_t snapshot_every = 100000;
+  double max_outcome_wall_s = 604800, outcome_kill_margin_s = 300;
   int read_timeout_s = 5, keep_alive_timeout_s = 5;
 };
 
@@ -48,6 +49,8 @@ void run_serve(const ServeOptions& o) {
   so.journal_dir = o.journal;
   so.max_batch = o.max_batch;
   so.snapshot_every = o.snapshot_every;
+  so.max_outcome_wall_s = o.max_outcome_wall_s;
+  so.outcome_kill_margin_s = o.outcome_kill_margin_s;
   serve::HttpOptions ho;
   split_listen(o.listen, ho.host, ho.port);
   ho.threads = o.threads;
@@ -139,10 +142,18 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--keep-alive-timeout", o->keep_alive_timeout_s, "seconds an idle connection is kept")
       ->capture_default_str();
   cmd->add_option("--admin-token", o->admin_token,
-                  "token for /admin/reload ('Authorization: Bearer T'); required when not on loopback. Visible to "
+                  "token for /admin/reload and /v1/outcomes ('Authorization: Bearer T'); required when not on loopback. Visible to "
                   "every local user in ps: prefer --admin-token-file or the TTLPRED_ADMIN_TOKEN environment variable");
   cmd->add_option("--admin-token-file", o->admin_token_file,
                   "file holding the admin token (trailing line break ignored; keep it chmod 600)");
+  cmd->add_option("--max-outcome-wall", o->max_outcome_wall_s,
+                  "longest wall_s accepted by /v1/outcomes, seconds (longer ones are refused: they would skew every "
+                  "prediction through the shared history)")
+      ->capture_default_str();
+  cmd->add_option("--outcome-kill-margin", o->outcome_kill_margin_s,
+                  "an outcome's wall_s may exceed its requested_ttl_s by at most this many seconds (jobs are killed "
+                  "at TTL + 300 s)")
+      ->capture_default_str();
   add_bound_options(*cmd, o->bounds);
   cmd->callback([o] { run_serve(*o); });
 }

@@ -84,6 +84,11 @@ HistoryState HistoryState::from_bytes(const std::vector<std::uint8_t>& bytes, co
       hw.sum_log_rate = r.get<double>();
       work_ok = work_ok && hw.count <= h.count && std::isfinite(hw.sum_log_rate);
     }
+    // Files written before the maximum was windowed hold an all-time maximum: the ring is the
+    // source of truth. Values past the clip are clipped as observe() would have.
+    for (auto* v : {&h.ewma, &h.last}) *v = std::min(*v, kMaxHistoryWallS);
+    for (std::uint32_t j = 0; j < k; ++j) h.recent[j] = std::min(h.recent[j], static_cast<float>(kMaxHistoryWallS));
+    h.max = ring_max(h.recent, h.count, k);
     if (!work_ok || h.count == 0 || h.ring_pos >= k || h.ratio_pos >= k || h.ratio_count > h.count || !std::isfinite(h.ewma))
       r.fail("history: key entry " + std::to_string(i) + " is inconsistent");
     if (!s.keys_.emplace(key, h).second) r.fail("history: key entry " + std::to_string(i) + " is duplicated");

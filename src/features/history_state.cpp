@@ -26,14 +26,28 @@ void push_ring(std::array<float, kMaxLastK>& ring, std::uint32_t& pos, std::uint
 
 }  // namespace
 
+double ring_max(const std::array<float, kMaxLastK>& ring, std::uint64_t n, std::uint32_t k) {
+  const auto used = static_cast<std::uint32_t>(std::min<std::uint64_t>(n, k));
+  double m = 0;
+  for (std::uint32_t i = 0; i < used; ++i) m = std::max(m, static_cast<double>(ring[i]));
+  return m;
+}
+
+namespace {
+
+}  // namespace
+
 HistoryState::HistoryState(HistoryConfig cfg) : cfg_(std::move(cfg)) { cfg_.validate(); }
 
 bool HistoryState::observe(const JobRecord& finished) {
   return observe(job_keys(finished), finished[Field::WallTime], cfg_.amounts_of(finished));
 }
 
-bool HistoryState::observe(const JobKeys& keys, double wall_s, const JobAmounts& amounts) {
-  if (!(wall_s >= 0.0) || !std::isfinite(wall_s)) return false;
+bool HistoryState::observe(const JobKeys& keys, double wall_s_in, const JobAmounts& amounts) {
+  if (!(wall_s_in >= 0.0) || !std::isfinite(wall_s_in)) return false;
+  // One absurd run time (1e30 s) would otherwise own every mean and the float ring (inf
+  // above 3.4e38) for as long as it takes to decay: no job runs longer than this.
+  const double wall_s = std::min(wall_s_in, kMaxHistoryWallS);
   const double requested_ttl_s = amounts.requested_ttl_s;
   const bool has_ratio = requested_ttl_s > 0.0 && std::isfinite(requested_ttl_s);
   const double ratio = has_ratio ? std::min(wall_s / requested_ttl_s, kMaxWallOverRequest) : 0.0;
@@ -52,15 +66,16 @@ bool HistoryState::observe(const JobKeys& keys, double wall_s, const JobAmounts&
     KeyHistory& h = keys_[keys.hash[i]];
     if (h.count == 0) {
       h.ewma = wall_s;
-      h.max = wall_s;
     } else {
       h.ewma = cfg_.ewma_alpha * wall_s + (1.0 - cfg_.ewma_alpha) * h.ewma;
-      h.max = std::max(h.max, wall_s);
     }
     h.last = wall_s;
     h.sum_log += log_wall;
     ++h.count;
     push_ring(h.recent, h.ring_pos, cfg_.last_k, wall_s);
+    // The maximum of the last k, not of all time: an all-time maximum on a shared key (All)
+    // is set for good by a single extreme job.
+    h.max = ring_max(h.recent, h.count, cfg_.last_k);
     if (has_ratio) {
       ++h.ratio_count;
       push_ring(h.recent_ratio, h.ratio_pos, cfg_.last_k, ratio);

@@ -18,6 +18,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "serve/admin_token.hpp"
 #include "serve/job_json.hpp"
 #include "serve/socket_stream.hpp"
 #include "util/error.hpp"
@@ -103,7 +104,8 @@ struct HttpServer::Impl {
   Reply check_admin(const Request& req) const {
     if (options.admin_token.empty()) {
       if (is_loopback(options.host)) return {200, {}};
-      return {403, error_body("admin endpoints need --admin-token when the service listens beyond loopback")};
+      return {403, error_body("admin endpoints and /v1/outcomes need an admin token (--admin-token-file, " +
+                              std::string(kAdminTokenEnv) + " or --admin-token) when the service listens beyond loopback")};
     }
     if (req[http::field::authorization] != "Bearer " + options.admin_token)
       return {401, error_body("missing or wrong admin token (send 'Authorization: Bearer <token>')", "Authorization")};
@@ -115,7 +117,12 @@ struct HttpServer::Impl {
     switch (e) {
       case Endpoint::Predict: return service.predict(body);
       case Endpoint::Match: return service.match(body);
-      case Endpoint::Outcomes: return service.outcomes(body);
+      case Endpoint::Outcomes: {
+        // An outcome feeds every later prediction through the shared history keys: writers
+        // are trusted like admins.
+        Reply auth = check_admin(req);
+        return auth.status != 200 ? auth : service.outcomes(body);
+      }
       case Endpoint::Healthz: return service.healthz();
       case Endpoint::Readyz: return service.readyz();
       case Endpoint::Metrics: return service.metrics_text();

@@ -22,7 +22,7 @@ struct HttpOptions {
   int write_timeout_s = 5;
   int keep_alive_timeout_s = 5;       // idle keep-alive connections are closed after this
   std::size_t keep_alive_max = 1000000;  // requests per connection
-  std::string admin_token;            // required for /admin/* when set, and always off loopback
+  std::string admin_token;            // required for /admin/* and /v1/outcomes when set; both refused off loopback without one
 };
 
 // True for 127.0.0.0/8, ::1 and "localhost".

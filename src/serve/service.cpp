@@ -1,6 +1,7 @@
 #include "serve/service.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <vector>
@@ -60,6 +61,12 @@ void append_prediction(std::string& out, const Prediction& p) {
   out += p.capped ? ",\"capped\":true}" : ",\"capped\":false}";
 }
 
+std::string format_number(double v) {
+  std::string s;
+  append_number(s, v);
+  return s;
+}
+
 void append_json_string(std::string& out, const std::string& s) {
   out += json(s).dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -94,6 +101,10 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path, const Pre
 
 Service::Service(ServiceOptions options) : options_(std::move(options)) {
   if (options_.max_batch == 0) throw Error("--max-batch must be at least 1");
+  if (!(options_.max_outcome_wall_s > 0) || !std::isfinite(options_.max_outcome_wall_s))
+    throw Error("--max-outcome-wall must be a finite number of seconds > 0");
+  if (!(options_.outcome_kill_margin_s >= 0) || !std::isfinite(options_.outcome_kill_margin_s))
+    throw Error("--outcome-kill-margin must be a finite number of seconds >= 0");
   auto model = load_model(options_.model_path, options_.predictor);
   const HistoryConfig& cfg = model->predictor.encoder().history_config();
   if (!options_.journal_dir.empty()) {
@@ -250,7 +261,9 @@ Reply Service::outcomes(std::string_view body) {
     std::string lines;
     for (std::size_t i = 0; i < n; ++i) {
       const json& o = single ? j : j[i];
-      job_from_json(o, JobUse::Outcome, single ? -1 : static_cast<long>(i), records[i]);
+      const long index = single ? -1 : static_cast<long>(i);
+      job_from_json(o, JobUse::Outcome, index, records[i]);
+      check_outcome_bounds(records[i], index);
       lines += o.dump(-1, ' ', false, json::error_handler_t::replace);
       lines += '\n';
     }
@@ -286,6 +299,24 @@ Reply Service::outcomes(std::string_view body) {
                       ",\"durable\":" + (durable ? "true" : "false") + "}";
     return {200, std::move(out)};
   });
+}
+
+void Service::check_outcome_bounds(const JobRecord& r, long index) const {
+  const double wall = r[Field::WallTime];
+  auto refuse = [&](const std::string& why) {
+    std::string msg = "field 'wall_s' " + why;
+    if (index >= 0) msg += " (job " + std::to_string(index) + ")";
+    throw RequestError(400, msg, "wall_s", index);
+  };
+  if (wall > options_.max_outcome_wall_s)
+    refuse("is " + format_number(wall) + " s, above the longest run time accepted (" +
+           format_number(options_.max_outcome_wall_s) + " s, --max-outcome-wall)");
+  if (r.known(Field::RequestedTtl)) {
+    const double limit = r[Field::RequestedTtl] + options_.outcome_kill_margin_s;
+    if (wall > limit)
+      refuse("is " + format_number(wall) + " s, longer than the job's requested_ttl_s plus the kill margin (" +
+             format_number(limit) + " s, --outcome-kill-margin): such a job would have been killed");
+  }
 }
 
 void Service::snapshot_now() {

@@ -30,6 +30,12 @@ struct ServiceOptions {
   std::string journal_dir;              // "": outcomes live in memory only (not durable)
   std::size_t max_batch = 4096;         // jobs per /v1/predict or /v1/match request
   std::uint64_t snapshot_every = 100000;  // outcomes between history snapshots (0: never)
+  // Physical bounds of an outcome's wall_s (docs/service.md, "Security and limits"): one
+  // outcome feeds every prediction through the shared history keys, so a run time no job can
+  // have is refused rather than learned. ALICE kills a job at its TTL + 300 s
+  // (../shared/alice-facts.md), so no job runs longer than its request plus that margin.
+  double max_outcome_wall_s = 604800;  // 7 days: longer than any pilot (72 h) or batch queue limit
+  double outcome_kill_margin_s = 300;
 };
 
 struct Reply {
@@ -80,6 +86,9 @@ class Service {
   const ServiceOptions& options() const { return options_; }
 
  private:
+  // Throws RequestError (400, field wall_s) for a run time outside ServiceOptions' bounds.
+  void check_outcome_bounds(const JobRecord& r, long index) const;
+
   ServiceOptions options_;
   std::atomic<std::shared_ptr<const LoadedModel>> model_;
   std::mutex reload_mutex_;  // one reload at a time
