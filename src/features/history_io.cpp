@@ -9,9 +9,10 @@ namespace ttlpred {
 namespace {
 
 constexpr std::string_view kMagic = "TTLHIST";
-// Version 2 added the work-rate statistics (configuration and per-key entries); version 1
+// Version 3 added the second-largest run time per key (robust_max). Version 2 added the
+// work-rate statistics (configuration and per-key entries); version 1
 // files still load, with no work fields.
-constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kVersion = 3;
 
 void put_ring(BinaryWriter& w, const std::array<float, kMaxLastK>& ring, std::uint32_t k) {
   for (std::uint32_t i = 0; i < k; ++i) w.put<float>(ring[i]);
@@ -38,6 +39,7 @@ std::vector<std::uint8_t> HistoryState::to_bytes() const {
     w.put<std::uint64_t>(h.count);
     w.put<double>(h.ewma);
     w.put<double>(h.max);
+    w.put<double>(h.max2);
     w.put<double>(h.last);
     w.put<double>(h.sum_log);
     w.put<std::uint32_t>(h.ring_pos);
@@ -70,6 +72,10 @@ HistoryState HistoryState::from_bytes(const std::vector<std::uint8_t>& bytes, co
     h.count = r.get<std::uint64_t>();
     h.ewma = r.get<double>();
     h.max = r.get<double>();
+    // Older files lack the second largest: the largest of the recent ring stands in, so an
+    // extreme maximum they hold is recognised as one.
+    const bool has_max2 = opened.version >= 3;
+    if (has_max2) h.max2 = r.get<double>();
     h.last = r.get<double>();
     h.sum_log = r.get<double>();
     h.ring_pos = r.get<std::uint32_t>();
@@ -84,11 +90,15 @@ HistoryState HistoryState::from_bytes(const std::vector<std::uint8_t>& bytes, co
       hw.sum_log_rate = r.get<double>();
       work_ok = work_ok && hw.count <= h.count && std::isfinite(hw.sum_log_rate);
     }
-    // Files written before the maximum was windowed hold an all-time maximum: the ring is the
-    // source of truth. Values past the clip are clipped as observe() would have.
-    for (auto* v : {&h.ewma, &h.last}) *v = std::min(*v, kMaxHistoryWallS);
+    // Files written before run times were clipped may hold any value (inf in the float
+    // rings): clip as observe() would have. An old all-time maximum decays from there.
+    for (auto* v : {&h.ewma, &h.last, &h.max, &h.max2}) *v = std::min(*v, kMaxHistoryWallS);
     for (std::uint32_t j = 0; j < k; ++j) h.recent[j] = std::min(h.recent[j], static_cast<float>(kMaxHistoryWallS));
-    h.max = ring_max(h.recent, h.count, k);
+    if (!has_max2) {
+      const auto used = static_cast<std::uint32_t>(std::min<std::uint64_t>(h.count, k));
+      for (std::uint32_t j = 0; j < used; ++j) h.max2 = std::max(h.max2, static_cast<double>(h.recent[j]));
+      h.max2 = h.count < 2 ? 0.0 : std::min(h.max2, h.max);
+    }
     if (!work_ok || h.count == 0 || h.ring_pos >= k || h.ratio_pos >= k || h.ratio_count > h.count || !std::isfinite(h.ewma))
       r.fail("history: key entry " + std::to_string(i) + " is inconsistent");
     if (!s.keys_.emplace(key, h).second) r.fail("history: key entry " + std::to_string(i) + " is duplicated");

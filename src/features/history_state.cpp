@@ -24,18 +24,12 @@ void push_ring(std::array<float, kMaxLastK>& ring, std::uint32_t& pos, std::uint
   pos = pos + 1 == k ? 0 : pos + 1;
 }
 
+
 }  // namespace
 
-double ring_max(const std::array<float, kMaxLastK>& ring, std::uint64_t n, std::uint32_t k) {
-  const auto used = static_cast<std::uint32_t>(std::min<std::uint64_t>(n, k));
-  double m = 0;
-  for (std::uint32_t i = 0; i < used; ++i) m = std::max(m, static_cast<double>(ring[i]));
-  return m;
+double robust_max(const KeyHistory& h) {
+  return h.count >= kOutlierMinCount && h.max > kOutlierFactor * h.max2 ? h.max2 : h.max;
 }
-
-namespace {
-
-}  // namespace
 
 HistoryState::HistoryState(HistoryConfig cfg) : cfg_(std::move(cfg)) { cfg_.validate(); }
 
@@ -66,16 +60,20 @@ bool HistoryState::observe(const JobKeys& keys, double wall_s_in, const JobAmoun
     KeyHistory& h = keys_[keys.hash[i]];
     if (h.count == 0) {
       h.ewma = wall_s;
+      h.max = wall_s;
     } else {
       h.ewma = cfg_.ewma_alpha * wall_s + (1.0 - cfg_.ewma_alpha) * h.ewma;
+      if (wall_s > h.max) {
+        h.max2 = h.max;
+        h.max = wall_s;
+      } else {
+        h.max2 = std::max(h.max2, wall_s);
+      }
     }
     h.last = wall_s;
     h.sum_log += log_wall;
     ++h.count;
     push_ring(h.recent, h.ring_pos, cfg_.last_k, wall_s);
-    // The maximum of the last k, not of all time: an all-time maximum on a shared key (All)
-    // is set for good by a single extreme job.
-    h.max = ring_max(h.recent, h.count, cfg_.last_k);
     if (has_ratio) {
       ++h.ratio_count;
       push_ring(h.recent_ratio, h.ratio_pos, cfg_.last_k, ratio);
@@ -111,7 +109,7 @@ void HistoryState::features(const JobKeys& keys, const JobAmounts& amounts, floa
       out[static_cast<int>(HistoryStat::LogMeanLastK)] =
           static_cast<float>(std::log1p(ring_mean(h->recent, h->count, cfg_.last_k)));
       out[static_cast<int>(HistoryStat::LogEwma)] = static_cast<float>(std::log1p(h->ewma));
-      out[static_cast<int>(HistoryStat::LogMax)] = static_cast<float>(std::log1p(h->max));
+      out[static_cast<int>(HistoryStat::LogMax)] = static_cast<float>(std::log1p(robust_max(*h)));
       out[static_cast<int>(HistoryStat::LogLast)] = static_cast<float>(std::log1p(h->last));
       out[static_cast<int>(HistoryStat::MeanLog)] = static_cast<float>(h->sum_log / n);
       if (cfg_.ratio_stats && h->ratio_count > 0) {
