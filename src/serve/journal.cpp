@@ -1,6 +1,7 @@
 #include "serve/journal.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,6 +41,7 @@ OutcomeJournal::OutcomeJournal(std::string dir) : dir_(std::move(dir)) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) throw Error("cannot create journal folder " + dir_ + ": " + ec.message());
+  lock_folder();
   std::uint64_t max_journal = 0;
   for (const auto& entry : fs::directory_iterator(dir_)) {
     const std::string name = entry.path().filename().string();
@@ -50,8 +52,34 @@ OutcomeJournal::OutcomeJournal(std::string dir) : dir_(std::move(dir)) {
   open_current();
 }
 
+void OutcomeJournal::lock_folder() {
+  // Two servers appending to one folder rotate and remove each other's journals: refuse the
+  // second owner. flock() is released by the kernel when the process dies (kill -9 too).
+  const std::string path = (fs::path(dir_) / "lock").string();
+  lock_fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) throw Error(sys_error("cannot open journal lock " + path));
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int saved = errno;
+    char pid[32] = {};
+    const ssize_t n = ::pread(lock_fd_, pid, sizeof pid - 1, 0);
+    std::string owner = n > 0 ? std::string(pid, static_cast<std::size_t>(n)) : std::string();
+    while (!owner.empty() && (owner.back() == '\n' || owner.back() == ' ')) owner.pop_back();
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    if (saved == EWOULDBLOCK)
+      throw Error("journal folder " + dir_ + " is in use by another server" + (owner.empty() ? "" : " (pid " + owner + ")") +
+                  " holding " + path + ": two servers on one journal lose acknowledged outcomes; give each its own --journal");
+    errno = saved;
+    throw Error(sys_error("cannot lock " + path));
+  }
+  const std::string me = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, me.data(), me.size(), 0) < 0) {
+  }  // the pid is for the error message of a second server only; the lock is what counts
+}
+
 OutcomeJournal::~OutcomeJournal() {
   if (fd_ >= 0) ::close(fd_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
 std::string OutcomeJournal::journal_path(std::uint64_t gen) const {

@@ -9,6 +9,9 @@
 // Journal format: one JSON outcome object per line (the fields of /v1/outcomes). A last
 // line without its newline is a write torn by a crash; it was never acknowledged, so it is
 // dropped (and cut off the file) at open.
+//
+// One owner: the folder is locked (flock on DIR/lock) for the journal's lifetime; a second
+// server on the same folder is refused at start.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -19,7 +22,8 @@ namespace ttlpred::serve {
 
 class OutcomeJournal {
  public:
-  // Opens or creates the folder; trims a torn last line. Throws Error on I/O failure.
+  // Opens or creates the folder, locks it, trims a torn last line. Throws Error on I/O
+  // failure, or when another journal holds the folder.
   explicit OutcomeJournal(std::string dir);
   ~OutcomeJournal();
   OutcomeJournal(const OutcomeJournal&) = delete;
@@ -48,6 +52,7 @@ class OutcomeJournal {
   std::string journal_path(std::uint64_t gen) const;
   std::string snapshot_file(std::uint64_t gen) const;
   void open_current();
+  void lock_folder();
   void remove_older_than(std::uint64_t gen);
 
   std::string dir_;
@@ -55,6 +60,7 @@ class OutcomeJournal {
   std::uint64_t snapshot_gen_ = 0;   // 0: no snapshot
   std::uint64_t since_snapshot_ = 0;
   int fd_ = -1;
+  int lock_fd_ = -1;
 };
 
 }  // namespace ttlpred::serve

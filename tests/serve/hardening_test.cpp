@@ -196,5 +196,36 @@ TEST(ServeHardening, OutcomeWritersNeedTheAdminTokenOffLoopback) {
   }
 }
 
+// ---- One journal folder, one server --------------------------------------------------
+
+TEST(ServeHardening, ASecondServerOnTheSameJournalIsRefused) {
+  const std::string dir = test::temp_dir() + "/journal";
+  serve::ServiceOptions o = options_for(model_a());
+  o.journal_dir = dir;
+  {
+    serve::Service first(o);
+    ASSERT_EQ(first.outcomes(R"({"user":"a","wall_s":10})").status, 200);
+    try {
+      serve::Service second(o);
+      FAIL() << "two services on one journal folder";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("journal folder " + dir + " is in use by another server (pid " + std::to_string(getpid()) + ")"),
+                std::string::npos)
+          << what;
+    }
+    // The real program too: it exits 1 naming the folder, and the first keeps its journal.
+    if (std::filesystem::exists(test::cli_binary())) {
+      std::string out;
+      EXPECT_EQ(test::run_cli("serve --model '" + model_a() + "' --listen 127.0.0.1:0 --journal '" + dir + "'", &out), 1);
+      EXPECT_NE(out.find("is in use by another server"), std::string::npos) << out;
+    }
+    ASSERT_EQ(first.outcomes(R"({"user":"a","wall_s":11})").status, 200);
+  }
+  // The lock goes with its owner.
+  serve::Service again(o);
+  EXPECT_EQ(again.replayed_outcomes(), 2u);
+}
+
 }  // namespace
 }  // namespace ttlpred
