@@ -3,9 +3,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -65,15 +68,62 @@ void run_serve(const ServeOptions& o) {
   // Signals are handled by one watcher thread, never by a server thread in the middle of a
   // request: our threads inherit a mask that blocks them, and every delivery (on the
   // watcher, or on a thread a library started before main) lands in a pipe the watcher reads.
+  // The watcher starts before the model is loaded and the journal replayed, so SIGTERM stops
+  // a long start-up too (the replay checks `stop` between lines).
   SignalPipe signal_pipe({SIGHUP, SIGINT, SIGTERM, SIGUSR1});
   sigset_t signals;
   sigemptyset(&signals);
   for (int s : {SIGHUP, SIGINT, SIGTERM, SIGUSR1}) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  serve::Service service(so);
-  serve::HttpServer server(service, ho);
-  const int port = server.bind();
+  std::atomic<bool> stop{false};
+  so.stop = &stop;
+  std::mutex running_mutex;  // guards the two pointers below, set once serving can start
+  serve::Service* running_service = nullptr;
+  serve::HttpServer* running_server = nullptr;
+  std::thread watcher([&] {
+    pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+    for (;;) {
+      const int sig = signal_pipe.wait();
+      std::lock_guard lock(running_mutex);
+      if (sig == SIGHUP) {
+        if (!running_service) {
+          std::fprintf(stderr, "ttlpred serve: SIGHUP during start-up: ignored (the model is being loaded)\n");
+          continue;
+        }
+        const std::string why = running_service->reload_from(o.model);
+        if (why.empty()) {
+          std::fprintf(stderr, "ttlpred serve: SIGHUP: reloaded %s (version %s)\n", o.model.c_str(),
+                       running_service->model_version().c_str());
+        } else {
+          std::fprintf(stderr, "ttlpred serve: SIGHUP: reload refused, still serving %s: %s\n",
+                       running_service->model_version().c_str(), why.c_str());
+        }
+        continue;
+      }
+      stop = true;
+      if (running_service) running_service->set_ready(false);
+      if (running_server) running_server->stop();
+      return;  // SIGINT/SIGTERM: shut down; SIGUSR1: the server stopped on its own
+    }
+  });
+  auto end_watcher = [&] {
+    SignalPipe::notify(SIGUSR1);  // wakes the watcher if it is still waiting
+    watcher.join();
+  };
+  std::optional<serve::Service> service_slot;
+  std::optional<serve::HttpServer> server_slot;
+  int port = 0;
+  try {
+    service_slot.emplace(so);
+    server_slot.emplace(*service_slot, ho);
+    port = server_slot->bind();
+  } catch (...) {
+    end_watcher();
+    throw;
+  }
+  serve::Service& service = *service_slot;
+  serve::HttpServer& server = *server_slot;
   const auto loaded = service.model();
   std::fprintf(stderr, "ttlpred serve: model %s (version %s, variant %s on %s), %llu outcomes replayed\n",
                o.model.c_str(), loaded->version.c_str(),
@@ -92,29 +142,15 @@ void run_serve(const ServeOptions& o) {
   std::printf("listening on http://%s:%d\n", ho.host.c_str(), port);
   std::fflush(stdout);
 
-  std::thread watcher([&] {
-    pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
-    for (;;) {
-      const int sig = signal_pipe.wait();
-      if (sig == SIGHUP) {
-        const std::string why = service.reload_from(o.model);
-        if (why.empty()) {
-          std::fprintf(stderr, "ttlpred serve: SIGHUP: reloaded %s (version %s)\n", o.model.c_str(),
-                       service.model_version().c_str());
-        } else {
-          std::fprintf(stderr, "ttlpred serve: SIGHUP: reload refused, still serving %s: %s\n",
-                       service.model_version().c_str(), why.c_str());
-        }
-        continue;
-      }
-      service.set_ready(false);
-      server.stop();
-      return;  // SIGINT/SIGTERM: shut down; SIGUSR1: the server stopped on its own
-    }
-  });
-  server.run();
-  SignalPipe::notify(SIGUSR1);  // wakes the watcher if the server ended without a signal
-  watcher.join();
+  bool stopped_early = false;
+  {
+    std::lock_guard lock(running_mutex);
+    running_service = &service;
+    running_server = &server;
+    stopped_early = stop.load();  // a signal came during start-up, before there was a server to stop
+  }
+  if (!stopped_early) server.run();
+  end_watcher();
   std::fprintf(stderr, "ttlpred serve: stopped\n");
 }
 

@@ -11,19 +11,22 @@
 // dropped (and cut off the file) at open.
 //
 // One owner: the folder is locked (flock on DIR/lock) for the journal's lifetime; a second
-// server on the same folder is refused at start.
+// server on the same folder is refused at start. Generations are read from the folder's
+// listing; a file named like a journal or snapshot that breaks the naming rule
+// (journal-0057.jsonl) refuses the start, naming it, rather than being skipped.
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ttlpred::serve {
 
 class OutcomeJournal {
  public:
   // Opens or creates the folder, locks it, trims a torn last line. Throws Error on I/O
-  // failure, or when another journal holds the folder.
+  // failure, when another journal holds the folder, or for a misnamed journal or snapshot.
   explicit OutcomeJournal(std::string dir);
   ~OutcomeJournal();
   OutcomeJournal(const OutcomeJournal&) = delete;
@@ -61,6 +64,7 @@ class OutcomeJournal {
   std::uint64_t since_snapshot_ = 0;
   int fd_ = -1;
   int lock_fd_ = -1;
+  std::vector<std::uint64_t> journal_gens_;  // journals found at open, ascending
 };
 
 }  // namespace ttlpred::serve

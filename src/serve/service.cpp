@@ -119,6 +119,9 @@ Service::Service(ServiceOptions options) : options_(std::move(options)) {
   if (journal_) {
     JobRecord r;
     replayed_ = journal_->replay([&](std::string_view text, const std::string& file, std::size_t line) {
+      if (options_.stop && options_.stop->load(std::memory_order_relaxed))
+        throw Error("stopped by a signal during the journal replay (at " + file + ":" + std::to_string(line) +
+                    "); the journal is unchanged");
       try {
         const json j = parse_body(text);
         job_from_json(j, JobUse::Outcome, -1, r);

@@ -36,6 +36,9 @@ struct ServiceOptions {
   // (../shared/alice-facts.md), so no job runs longer than its request plus that margin.
   double max_outcome_wall_s = 604800;  // 7 days: longer than any pilot (72 h) or batch queue limit
   double outcome_kill_margin_s = 300;
+  // Set (by a signal watcher) to stop a start-up in progress: the journal replay checks it
+  // between lines, so SIGTERM is honoured however long the journal is. nullptr: never.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct Reply {

@@ -7,7 +7,11 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -225,6 +229,75 @@ TEST(ServeHardening, ASecondServerOnTheSameJournalIsRefused) {
   // The lock goes with its owner.
   serve::Service again(o);
   EXPECT_EQ(again.replayed_outcomes(), 2u);
+}
+
+// ---- Journal generations come from the folder's listing -------------------------------
+
+void write_lines(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr) << path;
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+}
+
+TEST(ServeHardening, AGapInJournalGenerationsCostsNothing) {
+  const std::string dir = test::temp_dir() + "/gap";
+  std::filesystem::create_directories(dir);
+  write_lines(dir + "/journal-1.jsonl", "{\"user\":\"a\",\"wall_s\":10}\n");
+  write_lines(dir + "/journal-999999999999999999.jsonl", "{\"user\":\"b\",\"wall_s\":20}\n");
+  serve::ServiceOptions o = options_for(model_a());
+  o.journal_dir = dir;
+  const auto start = std::chrono::steady_clock::now();
+  serve::Service s(o);  // used to open every number in between: never finished
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  EXPECT_EQ(s.replayed_outcomes(), 2u);
+  EXPECT_EQ(s.history_observed(), 2u);
+  // New outcomes go to the newest generation.
+  ASSERT_EQ(s.outcomes(R"({"user":"c","wall_s":30})").status, 200);
+  std::ifstream in(dir + "/journal-999999999999999999.jsonl");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"wall_s\":30"), std::string::npos) << text;
+}
+
+TEST(ServeHardening, AMisnamedJournalIsReportedNotSkipped) {
+  for (const std::string bad : {"journal-0057.jsonl", "journal-.jsonl", "journal-x1.jsonl", "snapshot-007.hist",
+                                "journal-1234567890123456789.jsonl"}) {
+    const std::string dir = test::temp_dir() + "/misnamed";
+    std::filesystem::create_directories(dir);
+    write_lines(dir + "/journal-1.jsonl", "{\"user\":\"a\",\"wall_s\":10}\n");
+    write_lines(dir + "/" + bad, "{\"user\":\"a\",\"wall_s\":11}\n");
+    serve::ServiceOptions o = options_for(model_a());
+    o.journal_dir = dir;
+    try {
+      serve::Service s(o);
+      FAIL() << bad << " was skipped";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(dir + "/" + bad), std::string::npos) << what;
+      EXPECT_NE(what.find("naming rule"), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(ServeHardening, ReplayStopsWhenAskedTo) {
+  const std::string dir = test::temp_dir() + "/stop";
+  std::filesystem::create_directories(dir);
+  std::string lines;
+  for (int i = 0; i < 1000; ++i) lines += "{\"user\":\"a\",\"wall_s\":" + std::to_string(i) + "}\n";
+  write_lines(dir + "/journal-1.jsonl", lines);
+  std::atomic<bool> stop{true};  // a SIGTERM that arrived before or during the replay
+  serve::ServiceOptions o = options_for(model_a());
+  o.journal_dir = dir;
+  o.stop = &stop;
+  try {
+    serve::Service s(o);
+    FAIL() << "the replay ignored the stop request";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("stopped by a signal during the journal replay"), std::string::npos) << e.what();
+  }
+  stop = false;
+  serve::Service s(o);  // nothing was lost
+  EXPECT_EQ(s.replayed_outcomes(), 1000u);
 }
 
 }  // namespace
