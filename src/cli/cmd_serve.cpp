@@ -31,6 +31,7 @@ struct ServeOptions {
   std::size_t threads = 8, max_batch = 4096, max_body = 4u << 20, max_header = 16u << 10;
   std::uint64_t snapshot_every = 100000;
   double max_outcome_wall_s = 604800, outcome_kill_margin_s = 300;
+  std::uint64_t max_model_bytes = 1ull << 30;
   int read_timeout_s = 5, keep_alive_timeout_s = 5;
 };
 
@@ -54,6 +55,7 @@ void run_serve(const ServeOptions& o) {
   so.snapshot_every = o.snapshot_every;
   so.max_outcome_wall_s = o.max_outcome_wall_s;
   so.outcome_kill_margin_s = o.outcome_kill_margin_s;
+  so.max_model_bytes = o.max_model_bytes;
   serve::HttpOptions ho;
   split_listen(o.listen, ho.host, ho.port);
   ho.threads = o.threads;
@@ -189,6 +191,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--outcome-kill-margin", o->outcome_kill_margin_s,
                   "an outcome's wall_s may exceed its requested_ttl_s by at most this many seconds (jobs are killed "
                   "at TTL + 300 s)")
+      ->capture_default_str();
+  cmd->add_option("--max-model-size", o->max_model_bytes,
+                  "largest model file a start or reload reads, bytes (regular files only)")
       ->capture_default_str();
   add_bound_options(*cmd, o->bounds);
   cmd->callback([o] { run_serve(*o); });

@@ -86,8 +86,9 @@ Reply guarded(F&& f) {
 
 }  // namespace
 
-std::shared_ptr<const LoadedModel> load_model(const std::string& path, const PredictorOptions& options) {
-  const std::vector<std::uint8_t> bytes = read_file_bytes(path);
+std::shared_ptr<const LoadedModel> load_model(const std::string& path, const PredictorOptions& options,
+                                              std::uint64_t max_bytes) {
+  const std::vector<std::uint8_t> bytes = read_regular_file(path, max_bytes);
   auto m = std::make_shared<LoadedModel>(
       LoadedModel{Predictor(parse_model_file(bytes, path), options, path), fnv1a_hex(bytes), path});
   // Warm up this thread's buffers and the plan once, so a broken plan fails here, not on
@@ -105,7 +106,7 @@ Service::Service(ServiceOptions options) : options_(std::move(options)) {
     throw Error("--max-outcome-wall must be a finite number of seconds > 0");
   if (!(options_.outcome_kill_margin_s >= 0) || !std::isfinite(options_.outcome_kill_margin_s))
     throw Error("--outcome-kill-margin must be a finite number of seconds >= 0");
-  auto model = load_model(options_.model_path, options_.predictor);
+  auto model = load_model(options_.model_path, options_.predictor, options_.max_model_bytes);
   const HistoryConfig& cfg = model->predictor.encoder().history_config();
   if (!options_.journal_dir.empty()) {
     journal_ = std::make_unique<OutcomeJournal>(options_.journal_dir);
@@ -353,7 +354,7 @@ Reply Service::metrics_text() const {
 std::string Service::reload_from(const std::string& path) {
   std::lock_guard guard(reload_mutex_);
   try {
-    auto fresh = load_model(path, options_.predictor);
+    auto fresh = load_model(path, options_.predictor, options_.max_model_bytes);
     {
       std::shared_lock lock(history_mutex_);
       if (!(fresh->predictor.encoder().history_config() == history_->config()))
@@ -385,6 +386,8 @@ Reply Service::reload(std::string_view body) {
         if (key != "path") throw RequestError(400, "unknown field '" + key + "' (expected path)", key);
         if (!value.is_string()) throw RequestError(400, "field 'path' must be a string", "path");
         path = value.get<std::string>();
+        // The system call would read the path only up to the NUL: another file than named.
+        if (path.find('\0') != std::string::npos) throw RequestError(400, "field 'path' holds a NUL character", "path");
       }
     }
     const std::string why = reload_from(path);

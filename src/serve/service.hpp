@@ -39,6 +39,9 @@ struct ServiceOptions {
   // Set (by a signal watcher) to stop a start-up in progress: the journal replay checks it
   // between lines, so SIGTERM is honoured however long the journal is. nullptr: never.
   const std::atomic<bool>* stop = nullptr;
+  // Largest model file a load or reload reads (a reload path comes from a request: it must
+  // not be /dev/zero, a FIFO, or anything that is not a regular file of sane size).
+  std::uint64_t max_model_bytes = 1ull << 30;
 };
 
 struct Reply {
@@ -54,8 +57,10 @@ struct LoadedModel {
   std::string path;
 };
 
-// Loads and checks a model file (throws Error naming the file and the problem).
-std::shared_ptr<const LoadedModel> load_model(const std::string& path, const PredictorOptions& options);
+// Loads and checks a model file (throws Error naming the file and the problem): a regular
+// file of at most `max_bytes`, opened without blocking (util/file_io.hpp, read_regular_file).
+std::shared_ptr<const LoadedModel> load_model(const std::string& path, const PredictorOptions& options,
+                                              std::uint64_t max_bytes = ServiceOptions{}.max_model_bytes);
 
 class Service {
  public:

@@ -1,6 +1,7 @@
 // Regression tests for what an adversarial test of the service found: each test replays the
 // attack and asserts the bound that now holds (docs/service.md, "Security and limits").
 #include <arpa/inet.h>
+#include <sys/stat.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -298,6 +299,39 @@ TEST(ServeHardening, ReplayStopsWhenAskedTo) {
   stop = false;
   serve::Service s(o);  // nothing was lost
   EXPECT_EQ(s.replayed_outcomes(), 1000u);
+}
+
+// ---- Reload reads regular files of bounded size only ----------------------------------
+
+TEST(ServeHardening, ReloadRefusesDevicesFifosHugeFilesAndNulPaths) {
+  serve::ServiceOptions o = options_for(model_a());
+  o.max_model_bytes = std::filesystem::file_size(model_a()) + 10;
+  test::TestServer s(o);
+  auto c = s.client();
+  const std::string version = s.service->model_version();
+  auto refused = [&](const std::string& path, const std::string& why) {
+    const auto start = std::chrono::steady_clock::now();
+    const json r = post(c, "/admin/reload", json{{"path", path}}.dump(), 422);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0) << path;
+    EXPECT_EQ(r["reloaded"], false);
+    EXPECT_NE(r["error"].get<std::string>().find(why), std::string::npos) << r;
+    EXPECT_EQ(r["model_version"], version);
+  };
+  refused("/dev/zero", "not a regular file");  // used to read 6.5 GB before being killed
+  const std::string fifo = test::temp_dir() + "/model.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  refused(fifo, "not a regular file");  // used to block this and every later reload
+  refused(fifo, "not a regular file");
+  const std::string big = test::temp_dir() + "/big.model";
+  std::filesystem::copy_file(model_a(), big);
+  std::filesystem::resize_file(big, o.max_model_bytes + 1);
+  refused(big, "above the limit of " + std::to_string(o.max_model_bytes));
+  // A NUL would cut the path short at the system call: refused before any file is opened.
+  const json e = post(c, "/admin/reload", std::string(R"({"path":")") + model_a() + R"(\u0000junk"})", 400);
+  EXPECT_EQ(e["field"], "path");
+  EXPECT_NE(e["error"].get<std::string>().find("NUL"), std::string::npos) << e;
+  // And a good reload still works after all that.
+  EXPECT_EQ(post(c, "/admin/reload", json{{"path", model_a()}}.dump(), 200)["reloaded"], true);
 }
 
 }  // namespace
