@@ -9,7 +9,9 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -63,6 +65,7 @@ const char* default_message(int status) {
     case 408: return "request timeout (--read-timeout)";
     case 413: return "request body too large (--max-body)";
     case 431: return "request headers too large";
+    case 501: return "not implemented";
     default: return status >= 500 ? "internal error" : "request refused";
   }
 }
@@ -75,6 +78,44 @@ int status_for_read_error(const boost::beast::error_code& ec, bool in_request) {
   if (ec == http::error::end_of_stream || ec == http::error::partial_message) return 0;
   if (ec.category() == make_error_code(http::error::bad_method).category()) return 400;  // a malformed message
   return 0;  // socket errors: reset, closed
+}
+
+// Framing and identity checks Beast leaves to us, made on the header before any body is
+// read; 0 when the header is acceptable. RFC 9112 section 6.3: a request whose
+// Transfer-Encoding does not end in `chunked` has no knowable length: 400, and the connection
+// must close (Beast would read its body as the next request: request smuggling). A coding
+// before `chunked` (gzip) is one we cannot undo: 501. Two Authorization headers leave it open
+// which one is checked: 400.
+int status_for_header(const Request& req, std::string& why) {
+  if (req.count(http::field::authorization) > 1) {
+    why = "more than one Authorization header";
+    return 400;
+  }
+  if (req.count(http::field::transfer_encoding) == 0) return 0;
+  std::vector<std::string> codings;
+  const auto range = req.equal_range(http::field::transfer_encoding);
+  for (auto it = range.first; it != range.second; ++it) {
+    const std::string_view v = std_view(it->value());
+    std::size_t at = 0;
+    while (at <= v.size()) {
+      const std::size_t comma = std::min(v.find(',', at), v.size());
+      std::string token(v.substr(at, comma - at));
+      const auto first = token.find_first_not_of(" \t"), last = token.find_last_not_of(" \t");
+      token = first == std::string::npos ? std::string() : token.substr(first, last - first + 1);
+      for (char& c : token) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (!token.empty()) codings.push_back(token);
+      at = comma + 1;
+    }
+  }
+  if (codings.empty() || codings.back() != "chunked") {
+    why = "Transfer-Encoding must end in chunked (RFC 9112 section 6.3)";
+    return 400;
+  }
+  if (codings.size() > 1) {
+    why = "only Transfer-Encoding: chunked is supported";
+    return codings[codings.size() - 2] == "chunked" ? 400 : 501;
+  }
+  return 0;
 }
 
 bool expects_continue(const Request& req) {
@@ -199,6 +240,16 @@ struct HttpServer::Impl {
       parser.body_limit(options.max_body);
       boost::beast::error_code ec;
       http::read_header(stream, buffer, parser, ec);
+      if (!ec) {
+        std::string why;
+        if (const int status = status_for_header(parser.get(), why); status != 0) {
+          const Route* route = route_of(parser.get().target());
+          service.metrics().record(route ? route->endpoint : Endpoint::Other, 0.0, true);
+          write_reply(stream, 11, false, {status, error_body(why)}, nullptr);
+          close_gently(fd);
+          return;
+        }
+      }
       if (!ec && !parser.is_done() && expects_continue(parser.get())) {
         static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
         stream.write_some(boost::asio::buffer(kContinue, sizeof kContinue - 1), ec);

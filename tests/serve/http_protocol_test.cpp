@@ -165,6 +165,53 @@ TEST(HttpProtocol, WrongMethodUnknownPathAndHugeHeadersGetJsonErrors) {
   EXPECT_EQ(s.service->metrics().errors(serve::Endpoint::Healthz), 1u);  // the 431
 }
 
+TEST(HttpProtocol, TransferEncodingNotEndingInChunkedIsRefusedAndNothingIsSmuggled) {
+  test::TestServer s(service_options());
+  // A body Beast would read as a second request if the framing were not refused.
+  const std::string smuggled = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (const std::string te : {"xchunked", "gzip", "chunked, identity", "identity", "chunked\r\nTransfer-Encoding: gzip"}) {
+    RawConnection c(s.port);
+    c.send_all("POST /v1/predict HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " + te + "\r\n\r\n" + smuggled);
+    bool closed = false;
+    const std::string got = c.read_for(3.0, &closed);
+    EXPECT_EQ(got.rfind("HTTP/1.1 400 ", 0), 0u) << te << ": " << got;
+    if (te.find('\r') == std::string::npos) {  // (Beast refuses a later header after chunked itself)
+      EXPECT_NE(got.find("Transfer-Encoding must end in chunked"), std::string::npos) << te << ": " << got;
+    }
+    EXPECT_EQ(count(got, "HTTP/1.1 "), 1u) << te << ": " << got;  // the smuggled request is never answered
+    EXPECT_TRUE(closed) << te;
+  }
+  {
+    RawConnection c(s.port);  // a coding under chunked that we cannot undo
+    c.send_all("POST /v1/predict HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n");
+    bool closed = false;
+    const std::string got = c.read_for(3.0, &closed);
+    EXPECT_EQ(got.rfind("HTTP/1.1 501 ", 0), 0u) << got;
+    EXPECT_TRUE(closed);
+  }
+  {
+    RawConnection c(s.port);  // plain chunked still works
+    const std::string job = R"({"user":"alice"})";
+    char size[16];
+    std::snprintf(size, sizeof size, "%zx", job.size());
+    c.send_all("POST /v1/predict HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + std::string(size) +
+               "\r\n" + job + "\r\n0\r\n\r\n");
+    const std::string got = c.read_for(1.0, nullptr, 100);
+    EXPECT_EQ(got.rfind("HTTP/1.1 200 ", 0), 0u) << got;
+    EXPECT_NE(got.find("safe_ttl_s"), std::string::npos) << got;
+  }
+  {
+    RawConnection c(s.port);
+    c.send_all("POST /admin/reload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n"
+               "Content-Length: 0\r\n\r\n");
+    bool closed = false;
+    const std::string got = c.read_for(3.0, &closed);
+    EXPECT_EQ(got.rfind("HTTP/1.1 400 ", 0), 0u) << got;
+    EXPECT_NE(got.find("more than one Authorization header"), std::string::npos) << got;
+    EXPECT_TRUE(closed);
+  }
+}
+
 TEST(HttpProtocol, AClientTricklingItsRequestIsCutOffAtTheReadTimeout) {
   serve::HttpOptions ho;
   ho.read_timeout_s = 1;
