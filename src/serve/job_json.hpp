@@ -44,7 +44,9 @@ bool field_allowed(Phase phase, JobUse use);
 // Fills `r` (cleared first) from `obj`. Category values are views into `obj`, which must
 // outlive `r`. Throws RequestError(400) naming the field and `index` for an unknown key, a
 // field not allowed for `use`, a wrong type, or a negative / non-finite number. `null`
-// means unknown.
+// means unknown. `job_id` is an identifier: an integer >= 0 (its value, rounded to a double,
+// in the number) or a string (in the text; the number stays unknown); a fraction or an
+// exponent is refused.
 void job_from_json(const nlohmann::json& obj, JobUse use, long index, JobRecord& r);
 
 // Reads request bodies of jobs (one job object, or an array of them; and /v1/match bodies)
@@ -87,6 +89,10 @@ class JobReader {
   // Throws RequestError as /v1/match answers: 400 naming the field (`slot.<field>` for one
   // in the slot, the index for a candidate), 413 for more than `max_batch` candidates.
   Match read_match(std::string_view body, std::size_t max_batch, std::vector<JobRecord>& records);
+  // Candidate i's job_id of the last read_match as JSON text, exactly as sent (the integer's
+  // digits, or the string quoted); "" when it had none. The record's number is a double,
+  // which cannot hold every 64-bit identifier.
+  const std::string& job_id_json(std::size_t i) const;
 
  private:
   bool parse(std::string_view body);  // simdjson; false where it refuses the body

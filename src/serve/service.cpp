@@ -235,9 +235,9 @@ Reply Service::match(std::string_view body) {
       if (matched++) out += ',';
       out += "{\"index\":";
       out += std::to_string(i);
-      if (s.records[i].known(Field::JobId)) {
+      if (const std::string& id = reader().job_id_json(i); !id.empty()) {
         out += ",\"job_id\":";
-        append_number(out, s.records[i][Field::JobId]);
+        out += id;  // exactly as sent: a double would round 64-bit identifiers
       }
       out += ',';
       std::string pred;

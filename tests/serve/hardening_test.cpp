@@ -334,5 +334,36 @@ TEST(ServeHardening, ReloadRefusesDevicesFifosHugeFilesAndNulPaths) {
   EXPECT_EQ(post(c, "/admin/reload", json{{"path", model_a()}}.dump(), 200)["reloaded"], true);
 }
 
+// ---- job_id comes back exactly as sent -------------------------------------------------
+
+TEST(ServeHardening, JobIdsAreEchoedExactly) {
+  test::TestServer s(options_for(model_a()));
+  auto c = s.client();
+  const std::string body = R"({"slot":{"slot_time_left_s":1e9},"jobs":[)"
+                           R"({"job_id":9007199254740993,"user":"a"},{"job_id":18446744073709551615,"user":"b"},)"
+                           R"({"job_id":"alien-\"17\"","user":"c"},{"user":"d"},{"job_id":42,"user":"e"}]})";
+  auto res = c.Post("/v1/match", body, "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  // Raw text: a JSON library on this side would round the big ones too.
+  EXPECT_NE(res->body.find(R"("index":0,"job_id":9007199254740993,)"), std::string::npos) << res->body;  // was ...992
+  EXPECT_NE(res->body.find(R"("index":1,"job_id":18446744073709551615,)"), std::string::npos) << res->body;
+  EXPECT_NE(res->body.find(R"("index":2,"job_id":"alien-\"17\"",)"), std::string::npos) << res->body;
+  EXPECT_NE(res->body.find(R"("index":3,"expected_wall_s")"), std::string::npos) << res->body;
+  EXPECT_NE(res->body.find(R"("index":4,"job_id":42,)"), std::string::npos) << res->body;
+  // Not identifiers: refused, naming the field and the job.
+  for (const char* id : {"1.5", "1e300", "-1"}) {
+    const json e = post(c, "/v1/match", std::string(R"({"slot":{"slot_time_left_s":1e9},"jobs":[{"user":"a"},{"job_id":)") + id + "}]}", 400);
+    EXPECT_EQ(e["field"], "job_id") << id;
+    EXPECT_EQ(e["index"], 1) << id;
+    EXPECT_EQ(post(c, "/v1/predict", std::string(R"({"job_id":)") + id + "}", 400)["field"], "job_id") << id;
+  }
+  // The nlohmann path (a byte-order mark sends the body there) echoes the same.
+  res = c.Post("/v1/match", "\xef\xbb\xbf" + body, "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_NE(res->body.find(R"("index":0,"job_id":9007199254740993,)"), std::string::npos) << res->body;
+  EXPECT_NE(res->body.find(R"("index":2,"job_id":"alien-\"17\"",)"), std::string::npos) << res->body;
+}
+
 }  // namespace
 }  // namespace ttlpred

@@ -156,6 +156,15 @@ TEST(JobReader, ValidBodiesTakeTheFastPathAndMatchTheReference) {
                    R"({"price":2.2250738585072011e-308},{"price":1E+2},{"price":1e-2}])"));
 }
 
+TEST(JobReader, JobIdsAreIntegersOrStringsOnBothPaths) {
+  EXPECT_TRUE(same(R"([{"job_id":"alien-17"},{"job_id":1},{"job_id":null},{"job_id":"7","job_id":8},{"job_id":9,"job_id":"x"}])"));
+  same(R"({"job_id":0})");  // simdjson cannot tell 0 from -0: nlohmann's answer (accepted)
+  for (const char* bad : {R"({"job_id":1.5})", R"({"job_id":1e300})", R"({"job_id":-3})", R"({"job_id":-0})",
+                          R"({"job_id":1.0})", R"({"job_id":true})", R"({"job_id":[1]})"}) {
+    EXPECT_FALSE(same(bad)) << bad;
+  }
+}
+
 TEST(JobReader, ValidBodiesSimdjsonRefusesAreReadByNlohmann) {
   // Integers beyond 64 bits: nlohmann reads them as doubles.
   EXPECT_FALSE(same(R"({"job_id":18446744073709551616})"));
