@@ -40,6 +40,13 @@ JobReader& reader() {
   return r;
 }
 
+// Per-thread buffers stay warm for bodies up to this size; past it they are freed after the
+// request, so a few large bodies do not pin tens of MiB on every thread.
+constexpr std::size_t kKeepBufferBytes = 1u << 20;
+constexpr std::size_t kKeepRecords = 1024;
+
+void release_buffers();
+
 // Buffers reused by each server thread, so that a warm request does not allocate for them.
 struct Scratch {
   std::vector<JobRecord> records;
@@ -51,6 +58,16 @@ Scratch& scratch(std::size_t n) {
   if (s.records.size() < n) s.records.resize(n);
   if (s.predictions.size() < n) s.predictions.resize(n);
   return s;
+}
+
+void release_buffers() {
+  reader().release_if_large(kKeepBufferBytes);
+  Scratch& s = scratch(0);
+  if (s.records.size() > kKeepRecords) {
+    std::vector<JobRecord>().swap(s.records);
+    std::vector<Prediction>().swap(s.predictions);
+    std::vector<std::size_t>().swap(s.order);
+  }
 }
 
 void append_prediction(std::string& out, const Prediction& p) {
@@ -142,6 +159,9 @@ std::uint64_t Service::history_observed() const {
 }
 
 Reply Service::predict(std::string_view body) {
+  struct Release {
+    ~Release() { release_buffers(); }
+  } release;
   return guarded([&]() -> Reply {
     const JobReader::Jobs jobs = reader().read(body, JobUse::Predict, options_.max_batch, scratch(0).records);
     const std::size_t n = jobs.count;
@@ -177,6 +197,9 @@ Reply Service::predict(std::string_view body) {
 }
 
 Reply Service::match(std::string_view body) {
+  struct Release {
+    ~Release() { release_buffers(); }
+  } release;
   return guarded([&]() -> Reply {
     const JobReader::Match req = reader().read_match(body, options_.max_batch, scratch(0).records);
     const JobRecord& slot = req.slot;

@@ -1,6 +1,7 @@
 // Regression tests for what an adversarial test of the service found: each test replays the
 // attack and asserts the bound that now holds (docs/service.md, "Security and limits").
 #include <arpa/inet.h>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -363,6 +364,47 @@ TEST(ServeHardening, JobIdsAreEchoedExactly) {
   ASSERT_TRUE(res);
   EXPECT_NE(res->body.find(R"("index":0,"job_id":9007199254740993,)"), std::string::npos) << res->body;
   EXPECT_NE(res->body.find(R"("index":2,"job_id":"alien-\"17\"",)"), std::string::npos) << res->body;
+}
+
+// ---- Parse depth and per-request memory are bounded -----------------------------------
+
+// Resident memory of this process, after glibc hands back what is free (its arenas keep
+// freed memory of the test's own client threads otherwise).
+std::size_t resident_bytes() {
+  malloc_trim(0);
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  unsigned long size = 0, resident = 0;
+  if (f) {
+    if (std::fscanf(f, "%lu %lu", &size, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return resident * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+}
+
+TEST(ServeHardening, DeeplyNestedBodiesCostLittleMemory) {
+  serve::HttpOptions ho;
+  ho.threads = 16;
+  test::TestServer s(options_for(model_a()), ho);
+  const std::size_t half = (4u << 20) / 2 - 1;
+  const std::string body = std::string(half, '[') + std::string(half, ']');  // a 4 MiB body nested 2 M deep
+  const std::size_t before = resident_bytes();
+  std::vector<std::thread> clients;
+  std::atomic<int> refused{0};
+  for (int i = 0; i < 16; ++i)
+    clients.emplace_back([&] {
+      auto c = s.client();
+      auto res = c.Post("/v1/predict", body, "application/json");
+      if (res && res->status == 400 && res->body.find("nested deeper than 64 levels") != std::string::npos) ++refused;
+    });
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(refused.load(), 16);
+  // Each of the 16 server threads used to keep ~150 MB (2.49 GB resident in all).
+  const double grown_mb = (static_cast<double>(resident_bytes()) - static_cast<double>(before)) / 1e6;
+  EXPECT_LT(grown_mb, 100.0) << "resident memory grew by " << grown_mb << " MB";
+  // The same through outcomes (nlohmann only) and admin bodies.
+  auto c = s.client();
+  EXPECT_EQ(post(c, "/v1/outcomes", body, 400)["error"], "malformed JSON: nested deeper than 64 levels");
+  post(c, "/v1/predict", R"({"user":"a"})", 200);
 }
 
 }  // namespace
