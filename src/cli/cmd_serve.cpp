@@ -32,6 +32,7 @@ struct ServeOptions {
   std::uint64_t snapshot_every = 100000;
   double max_outcome_wall_s = 604800, outcome_kill_margin_s = 300;
   std::uint64_t max_model_bytes = 1ull << 30;
+  std::size_t history_capacity = 500000;
   int read_timeout_s = 5, keep_alive_timeout_s = 5;
 };
 
@@ -56,6 +57,7 @@ void run_serve(const ServeOptions& o) {
   so.max_outcome_wall_s = o.max_outcome_wall_s;
   so.outcome_kill_margin_s = o.outcome_kill_margin_s;
   so.max_model_bytes = o.max_model_bytes;
+  so.history_capacity = o.history_capacity;
   serve::HttpOptions ho;
   split_listen(o.listen, ho.host, ho.port);
   ho.threads = o.threads;
@@ -194,6 +196,10 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-model-size", o->max_model_bytes,
                   "largest model file a start or reload reads, bytes (regular files only)")
+      ->capture_default_str();
+  cmd->add_option("--history-capacity", o->history_capacity,
+                  "most history keys kept (users, production tags, master jobs ...); the least recently updated are "
+                  "dropped past it (0: no limit)")
       ->capture_default_str();
   add_bound_options(*cmd, o->bounds);
   cmd->callback([o] { run_serve(*o); });

@@ -146,6 +146,9 @@ struct KeyHistory {
     double sum_log_rate = 0;
   };
   std::array<Work, kMaxWorkFields> work{};
+  // observed() of the state when this key last took a job: the eviction order under a
+  // capacity (least recently updated first).
+  std::uint64_t last_seen = 0;
 };
 
 // The maximum statistic of a key: h.max, or h.max2 when h.max is a lone extreme value.
@@ -168,6 +171,16 @@ class HistoryState {
   std::uint64_t observed() const { return observed_; }
   std::size_t keys_tracked() const { return keys_.size(); }
 
+  // At most `max_keys` keys (0: no limit, the default, and what training and eval use: a
+  // trace's keys are bounded by the trace). Past it the least recently updated keys are
+  // dropped, in batches down to 90 % of the capacity so that the cost is amortised; a
+  // dropped key is a key never seen (count 0). The service sets it: with outcomes from the
+  // network, unique user or production tags would otherwise grow the state without limit.
+  // Applies at once to a state already larger.
+  void set_capacity(std::size_t max_keys);
+  std::size_t capacity() const { return capacity_; }
+  std::uint64_t evicted() const { return evicted_; }  // keys dropped since construction
+
   // Adds a finished job (wall_s known and >= 0; otherwise it is ignored and false returned).
   bool observe(const JobRecord& finished);
   // Writes width() floats for a job about to run. No heap allocation.
@@ -187,9 +200,13 @@ class HistoryState {
   const KeyHistory* find(std::uint64_t key_hash) const;
 
  private:
+  void evict_oldest();
+
   HistoryConfig cfg_;
   std::uint64_t observed_ = 0;
   std::unordered_map<std::uint64_t, KeyHistory> keys_;
+  std::size_t capacity_ = 0;
+  std::uint64_t evicted_ = 0;
 };
 
 // Features of every row of a table, row-major, aligned with the table's row order.

@@ -9,7 +9,8 @@ namespace ttlpred {
 namespace {
 
 constexpr std::string_view kMagic = "TTLHIST";
-// Version 3 added the second-largest run time per key (robust_max). Version 2 added the
+// Version 3 added the second-largest run time per key (robust_max) and, after the entries,
+// each key's last update (eviction order; older files load with 0: all equally old). Version 2 added the
 // work-rate statistics (configuration and per-key entries); version 1
 // files still load, with no work fields.
 constexpr std::uint32_t kVersion = 3;
@@ -53,6 +54,8 @@ std::vector<std::uint8_t> HistoryState::to_bytes() const {
       w.put<double>(hw.sum_log_rate);
     }
   }
+  // Version 3: then each key's last update (the eviction order under a capacity), same order.
+  for (auto key : order) w.put<std::uint64_t>(keys_.at(key).last_seen);
   return seal_container(kMagic, kVersion, w.bytes());
 }
 
@@ -102,6 +105,17 @@ HistoryState HistoryState::from_bytes(const std::vector<std::uint8_t>& bytes, co
     if (!work_ok || h.count == 0 || h.ring_pos >= k || h.ratio_pos >= k || h.ratio_count > h.count || !std::isfinite(h.ewma))
       r.fail("history: key entry " + std::to_string(i) + " is inconsistent");
     if (!s.keys_.emplace(key, h).second) r.fail("history: key entry " + std::to_string(i) + " is duplicated");
+  }
+  if (opened.version >= 3) {
+    std::vector<std::uint64_t> sorted;
+    sorted.reserve(s.keys_.size());
+    for (const auto& kv : s.keys_) sorted.push_back(kv.first);
+    std::sort(sorted.begin(), sorted.end());
+    for (auto key : sorted) {
+      const auto seen = r.get<std::uint64_t>();
+      if (seen > s.observed_) r.fail("history: a key's last update is after the last observed job");
+      s.keys_.at(key).last_seen = seen;
+    }
   }
   if (!r.at_end()) r.fail("history: trailing bytes after the last key");
   return s;

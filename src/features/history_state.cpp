@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "features/history.hpp"
 
@@ -84,9 +86,29 @@ bool HistoryState::observe(const JobKeys& keys, double wall_s_in, const JobAmoun
       ++hw.count;
       hw.sum_log_rate += log_rate[w];
     }
+    h.last_seen = observed_ + 1;
   }
   ++observed_;
+  if (capacity_ > 0 && keys_.size() > capacity_) evict_oldest();
   return true;
+}
+
+void HistoryState::set_capacity(std::size_t max_keys) {
+  capacity_ = max_keys;
+  if (capacity_ > 0 && keys_.size() > capacity_) evict_oldest();
+}
+
+void HistoryState::evict_oldest() {
+  // Down to 90 % of the capacity (at least one below it), least recently updated first; ties
+  // broken by key so that equal states evict alike.
+  const std::size_t keep = std::min(capacity_ * 9 / 10, capacity_ - 1);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> order;  // (last_seen, key)
+  order.reserve(keys_.size());
+  for (const auto& [key, h] : keys_) order.emplace_back(h.last_seen, key);
+  const std::size_t drop = keys_.size() - keep;
+  std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(drop), order.end());
+  for (std::size_t i = 0; i < drop; ++i) keys_.erase(order[i].second);
+  evicted_ += drop;
 }
 
 void HistoryState::features(const JobRecord& job, float* out) const {

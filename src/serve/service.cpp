@@ -121,6 +121,8 @@ Service::Service(ServiceOptions options) : options_(std::move(options)) {
   if (options_.max_batch == 0) throw Error("--max-batch must be at least 1");
   if (!(options_.max_outcome_wall_s > 0) || !std::isfinite(options_.max_outcome_wall_s))
     throw Error("--max-outcome-wall must be a finite number of seconds > 0");
+  if (options_.history_capacity != 0 && options_.history_capacity < 100)
+    throw Error("--history-capacity must be 0 (no limit) or at least 100 keys");
   if (!(options_.outcome_kill_margin_s >= 0) || !std::isfinite(options_.outcome_kill_margin_s))
     throw Error("--outcome-kill-margin must be a finite number of seconds >= 0");
   auto model = load_model(options_.model_path, options_.predictor, options_.max_model_bytes);
@@ -134,6 +136,7 @@ Service::Service(ServiceOptions options) : options_(std::move(options)) {
     }
   }
   if (!history_) history_.emplace(model->predictor.initial_history());
+  history_->set_capacity(options_.history_capacity);  // before the replay: bounded throughout
   if (journal_) {
     JobRecord r;
     replayed_ = journal_->replay([&](std::string_view text, const std::string& file, std::size_t line) {
@@ -366,6 +369,8 @@ Reply Service::metrics_text() const {
     std::shared_lock lock(history_mutex_);
     g.history_observed = history_->observed();
     g.history_keys = history_->keys_tracked();
+    g.history_capacity = history_->capacity();
+    g.history_evicted = history_->evicted();
   }
   {
     std::lock_guard order(outcomes_mutex_);

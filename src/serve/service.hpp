@@ -42,6 +42,11 @@ struct ServiceOptions {
   // Largest model file a load or reload reads (a reload path comes from a request: it must
   // not be /dev/zero, a FIFO, or anything that is not a regular file of sane size).
   std::uint64_t max_model_bytes = 1ull << 30;
+  // Most history keys kept (HistoryState::set_capacity; 0: no limit). Each key costs about
+  // 300 bytes, so the default bounds the state near 150 MB; outcomes with ever new user or
+  // production tags (617 k keys, +190 MB in 2 s) would otherwise grow it, and every snapshot,
+  // without limit. The least recently updated keys go first.
+  std::size_t history_capacity = 500000;
 };
 
 struct Reply {

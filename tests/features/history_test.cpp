@@ -405,13 +405,15 @@ TEST(History, LoadsVersionOneFiles) {
   compute_history(t, state);
   // Version 3 payload: last_k u32, alpha f64, ratio u8, keys (u64 count + bytes), then the
   // work fields (u64 count 0) and the per-speed flag (u8): version 1 stops before those. Per
-  // key entry, versions 1 and 2 lack the second-largest run time (the f64 after the maximum).
+  // key entry, versions 1 and 2 lack the second-largest run time (the f64 after the maximum),
+  // and the section of last updates after the entries.
   auto payload = open_container(state.to_bytes(), "TTLHIST", 3, "v3").payload;
   const std::size_t at = 4 + 8 + 1 + 8 + cfg.keys.size();
   payload.erase(payload.begin() + static_cast<std::ptrdiff_t>(at), payload.begin() + static_cast<std::ptrdiff_t>(at + 9));
   const std::size_t entry = 8 * 7 + 4 + 4 * cfg.last_k + 8 + 4 + 4 * cfg.last_k;  // key .. ratio ring
   const std::size_t first = at + 8 + 8;  // after observed and the key count
   const std::size_t n = state.keys_tracked();
+  payload.resize(payload.size() - 8 * n);  // version 3's last-update section
   for (std::size_t i = n; i-- > 0;) {
     const std::size_t max2 = first + i * entry + 8 * 4;  // key, count, ewma, max
     payload.erase(payload.begin() + static_cast<std::ptrdiff_t>(max2), payload.begin() + static_cast<std::ptrdiff_t>(max2 + 8));

@@ -407,5 +407,48 @@ TEST(ServeHardening, DeeplyNestedBodiesCostLittleMemory) {
   post(c, "/v1/predict", R"({"user":"a"})", 200);
 }
 
+// ---- The history state has a capacity -------------------------------------------------
+
+TEST(ServeHardening, HistoryKeysStayWithinTheCapacityLeastRecentlyUpdatedGoFirst) {
+  const std::string dir = test::temp_dir() + "/capacity";
+  serve::ServiceOptions o = options_for(model_a());
+  o.journal_dir = dir;
+  o.snapshot_every = 2000;
+  o.history_capacity = 1000;
+  serve::Service s(o);
+  // 5000 outcomes, each from a user never seen before (the model's keys: All and user).
+  for (int b = 0; b < 20; ++b) {
+    std::string batch = "[";
+    for (int i = 0; i < 250; ++i) {
+      if (i) batch += ',';
+      batch += R"({"user":"u)" + std::to_string(b * 250 + i) + R"(","wall_s":)" + std::to_string(100 + i) + "}";
+    }
+    batch += ']';
+    ASSERT_EQ(s.outcomes(batch).status, 200);
+  }
+  const std::string m = s.metrics_text().body;
+  auto metric = [&](const std::string& name) {
+    std::string key = "\n";
+    key.append(name).push_back(' ');
+    const auto at = m.find(key);
+    return at == std::string::npos ? -1.0 : std::stod(m.substr(at + key.size()));
+  };
+  EXPECT_LE(metric("ttlpred_history_keys"), 1000.0);  // was 5001
+  EXPECT_GE(metric("ttlpred_history_keys"), 900.0);
+  EXPECT_EQ(metric("ttlpred_history_capacity"), 1000.0);
+  EXPECT_EQ(metric("ttlpred_history_evicted_keys_total"), 5001.0 - metric("ttlpred_history_keys"));
+  EXPECT_EQ(s.history_observed(), 5000u);
+  // The newest user keeps its history, the oldest is gone (predicted like a stranger).
+  const std::string stranger = s.predict(R"({"user":"nobody"})").body;
+  EXPECT_NE(s.predict(R"({"user":"u4999"})").body, stranger);
+  EXPECT_EQ(s.predict(R"({"user":"u0"})").body, stranger);
+  // Snapshots hold what the state holds: bounded too.
+  std::uintmax_t snapshot_bytes = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".hist") snapshot_bytes = std::max(snapshot_bytes, e.file_size());
+  EXPECT_GT(snapshot_bytes, 0u);
+  EXPECT_LT(snapshot_bytes, 1000u * 200);
+}
+
 }  // namespace
 }  // namespace ttlpred
