@@ -143,7 +143,7 @@ void run_serve(const ServeOptions& o) {
                o.bounds.max_ttl_s > 0 ? (std::to_string(static_cast<long long>(o.bounds.max_ttl_s)) + " s").c_str() : "nothing",
                o.bounds.min_seconds);
   // Scripts and tests read the port from this line (it matters with --listen HOST:0).
-  std::printf("listening on http://%s:%d\n", ho.host.c_str(), port);
+  std::printf("listening on %s\n", serve::listen_url(ho.host, port).c_str());
   std::fflush(stdout);
 
   bool stopped_early = false;

@@ -25,6 +25,9 @@ struct HttpOptions {
   std::string admin_token;            // required for /admin/* and /v1/outcomes when set; both refused off loopback without one
 };
 
+// "http://HOST:PORT" as a client writes it: an IPv6 address in brackets (http://[::1]:8080).
+std::string listen_url(const std::string& host, int port);
+
 // True for 127.0.0.0/8, ::1 and "localhost".
 bool is_loopback(const std::string& host);
 

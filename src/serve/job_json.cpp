@@ -19,6 +19,13 @@ bool field_allowed(Phase phase, JobUse use) {
   return false;
 }
 
+// An unknown key as errors show it: whole up to 64 bytes, else its start and its length. A
+// 3 MB key used to be echoed twice (message and field) in a 6 MB error reply.
+std::string shown_key(const std::string& key) {
+  if (key.size() <= 64) return key;
+  return key.substr(0, 64) + "... (" + std::to_string(key.size()) + " bytes)";
+}
+
 namespace {
 
 const char* refusal(Phase phase, JobUse use) {
@@ -42,7 +49,7 @@ void job_from_json(const nlohmann::json& obj, JobUse use, long index, JobRecord&
   if (!obj.is_object()) throw RequestError(400, "a job must be a JSON object" + where(index), {}, index);
   for (const auto& [key, value] : obj.items()) {
     const auto field = field_by_name(key);
-    if (!field) throw RequestError(400, "unknown field '" + key + "'" + where(index), key, index);
+    if (!field) throw RequestError(400, "unknown field '" + shown_key(key) + "'" + where(index), shown_key(key), index);
     const FieldInfo& fi = info(*field);
     if (!field_allowed(fi.phase, use))
       throw RequestError(400, "field '" + key + "' " + refusal(fi.phase, use) + where(index), key, index);
@@ -129,7 +136,7 @@ JobReader::Match read_match_nlohmann(std::string_view body, std::size_t max_batc
   if (!j.is_object()) throw RequestError(400, "the body must be an object {\"slot\": {...}, \"jobs\": [...]}");
   for (const auto& [key, value] : j.items())
     if (key != "slot" && key != "jobs" && key != "order" && key != "limit")
-      throw RequestError(400, "unknown field '" + key + "' (expected slot, jobs, order, limit)", key);
+      throw RequestError(400, "unknown field '" + shown_key(key) + "' (expected slot, jobs, order, limit)", shown_key(key));
   const auto slot_it = j.find("slot");
   if (slot_it == j.end()) throw RequestError(400, "missing field 'slot'", "slot");
   try {

@@ -131,6 +131,9 @@ nlohmann::json parse_json_body(std::string_view body);
 // when known).
 std::string error_body(std::string_view message, std::string_view field = {}, long index = -1);
 
+// A key as error replies name it: whole up to 64 bytes, else cut, with its length.
+std::string shown_key(const std::string& key);
+
 // Appends a number in the shortest form that reads back exactly.
 void append_number(std::string& out, double v);
 

@@ -411,7 +411,7 @@ Reply Service::reload(std::string_view body) {
       const json j = parse_body(body);
       if (!j.is_object()) throw RequestError(400, "the body must be empty or {\"path\": \"...\"}");
       for (const auto& [key, value] : j.items()) {
-        if (key != "path") throw RequestError(400, "unknown field '" + key + "' (expected path)", key);
+        if (key != "path") throw RequestError(400, "unknown field '" + shown_key(key) + "' (expected path)", shown_key(key));
         if (!value.is_string()) throw RequestError(400, "field 'path' must be a string", "path");
         path = value.get<std::string>();
         // The system call would read the path only up to the NUL: another file than named.

@@ -450,5 +450,49 @@ TEST(ServeHardening, HistoryKeysStayWithinTheCapacityLeastRecentlyUpdatedGoFirst
   EXPECT_LT(snapshot_bytes, 1000u * 200);
 }
 
+// ---- Smaller ones ---------------------------------------------------------------------
+
+TEST(ServeHardening, AHugeUnknownKeyIsNamedShortly) {
+  test::TestServer s(options_for(model_a()));
+  auto c = s.client();
+  const std::string key(3u << 20, 'k');
+  for (const std::string path : {"/v1/predict", "/v1/outcomes"}) {
+    auto res = c.Post(path, "{\"" + key + "\":1,\"wall_s\":5}", "application/json");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 400);
+    EXPECT_LT(res->body.size(), 400u) << path;  // the key was echoed twice: 6 MB
+    const json e = json::parse(res->body);
+    EXPECT_EQ(e["field"], std::string(64, 'k') + "... (3145728 bytes)");
+  }
+}
+
+TEST(ServeHardening, Ipv6ListenAddressesAreWrittenWithBrackets) {
+  EXPECT_EQ(serve::listen_url("::1", 8080), "http://[::1]:8080");
+  EXPECT_EQ(serve::listen_url("127.0.0.1", 80), "http://127.0.0.1:80");
+  if (!std::filesystem::exists(test::cli_binary())) GTEST_SKIP() << "build the ttlpred target first";
+  // The real program prints the line scripts read the port from.
+  const std::string cmd = "timeout 5 " + test::cli_binary() + " serve --model '" + model_a() +
+                          "' --listen '[::1]:0' 2>/dev/null | head -1";
+  std::FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char line[256] = {};
+  const bool got = std::fgets(line, sizeof line, p) != nullptr;
+  pclose(p);
+  if (!got) GTEST_SKIP() << "no IPv6 loopback here";
+  EXPECT_EQ(std::string(line).rfind("listening on http://[::1]:", 0), 0u) << line;
+}
+
+TEST(ServeHardening, TrainRefusesEnsembleZeroAndStatesTheRealMinimum) {
+  if (!std::filesystem::exists(test::cli_binary())) GTEST_SKIP() << "build the ttlpred target first";
+  const std::string dir = test::temp_dir();
+  std::string out;
+  ASSERT_EQ(test::run_cli("generate -n 160 --seed 3 -o " + dir + "/t.csv", &out), 0) << out;
+  EXPECT_NE(test::run_cli("train --data " + dir + "/t.csv --out " + dir + "/m --ensemble 0", &out), 0);
+  EXPECT_NE(out.find("--ensemble"), std::string::npos) << out;
+  EXPECT_EQ(test::run_cli("train --data " + dir + "/t.csv --out " + dir + "/m --epochs 1", &out), 1);
+  // It said "need at least 70": 191 is the real minimum at the default calibration fraction.
+  EXPECT_NE(out.find("need at least 191 after filtering"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace ttlpred
