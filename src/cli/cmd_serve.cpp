@@ -33,6 +33,7 @@ struct ServeOptions {
   double max_outcome_wall_s = 604800, outcome_kill_margin_s = 300;
   std::uint64_t max_model_bytes = 1ull << 30;
   std::size_t history_capacity = 500000;
+  std::size_t max_connections = 10000;
   int read_timeout_s = 5, keep_alive_timeout_s = 5;
 };
 
@@ -65,6 +66,7 @@ void run_serve(const ServeOptions& o) {
   ho.max_header = o.max_header;
   ho.read_timeout_s = o.read_timeout_s;
   ho.keep_alive_timeout_s = o.keep_alive_timeout_s;
+  ho.max_connections = o.max_connections;
   const serve::AdminToken token = serve::resolve_admin_token({o.admin_token, o.admin_token_file, std::getenv(serve::kAdminTokenEnv)});
   for (const auto& w : token.warnings) std::fprintf(stderr, "ttlpred serve: warning: %s\n", w.c_str());
   ho.admin_token = token.token;
@@ -171,7 +173,11 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL, in (0, 1)")->capture_default_str();
   cmd->add_option("--journal", o->journal,
                   "folder for the outcome journal and history snapshots (without it outcomes are not durable)");
-  cmd->add_option("--threads", o->threads, "worker threads = connections served at once")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "worker threads = requests served at once (idle connections need none)")
+      ->capture_default_str();
+  cmd->add_option("--max-connections", o->max_connections,
+                  "open connections at most, idle ones included (beyond it new ones are closed at once)")
+      ->capture_default_str();
   cmd->add_option("--max-batch", o->max_batch, "most jobs in one request")->capture_default_str();
   cmd->add_option("--max-body", o->max_body, "largest request body, bytes")->capture_default_str();
   cmd->add_option("--snapshot-every", o->snapshot_every, "outcomes between history snapshots (0: never)")

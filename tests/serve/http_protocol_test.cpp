@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
+#include <vector>
 #include <string>
 #include <thread>
 
@@ -210,6 +212,63 @@ TEST(HttpProtocol, TransferEncodingNotEndingInChunkedIsRefusedAndNothingIsSmuggl
     EXPECT_NE(got.find("more than one Authorization header"), std::string::npos) << got;
     EXPECT_TRUE(closed);
   }
+}
+
+TEST(HttpProtocol, AThousandIdleConnectionsDoNotStarveBusyOnes) {
+  serve::HttpOptions ho;  // the default 8 workers
+  ho.keep_alive_timeout_s = 30;
+  test::TestServer s(service_options(), ho);
+  // Idle clients of both kinds: connected and silent, and finished with one request and kept
+  // alive. Each used to hold a worker until its timeout: 8 of them stopped everything.
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < 1000; ++i) {
+    idle.push_back(std::make_unique<RawConnection>(s.port));
+    if (i % 2 == 1) {
+      idle.back()->send_all("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+      EXPECT_NE(idle.back()->read_for(2.0, nullptr, 20).find("200 OK"), std::string::npos) << i;
+    }
+  }
+  auto c = s.client();
+  for (int i = 0; i < 20; ++i) {
+    const auto start = Clock::now();
+    auto h = c.Get("/healthz");
+    auto p = c.Post("/v1/predict", R"({"user":"alice"})", "application/json");
+    const double took = std::chrono::duration<double>(Clock::now() - start).count();
+    ASSERT_TRUE(h && p);
+    EXPECT_EQ(h->status, 200);
+    EXPECT_EQ(p->status, 200);
+    EXPECT_LT(took, 0.5) << "round " << i;
+  }
+  // The idle ones are still served when they speak again.
+  for (int i : {0, 1, 998, 999}) {
+    idle[static_cast<std::size_t>(i)]->send_all("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_NE(idle[static_cast<std::size_t>(i)]->read_for(2.0, nullptr, 20).find("200 OK"), std::string::npos) << i;
+  }
+}
+
+TEST(HttpProtocol, IdleConnectionsCloseAtTheKeepAliveTimeoutAndTheLimitHolds) {
+  serve::HttpOptions ho;
+  ho.keep_alive_timeout_s = 2;
+  ho.max_connections = 20;
+  test::TestServer s(service_options(), ho);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the start-up probe's connection has gone
+  const auto start = Clock::now();
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < 20; ++i) idle.push_back(std::make_unique<RawConnection>(s.port));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  {
+    RawConnection over(s.port);  // the 21st: closed at once, unanswered
+    bool closed = false;
+    over.send_all("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_EQ(over.read_for(1.0, &closed), "");
+    EXPECT_TRUE(closed);
+  }
+  bool closed = false;
+  idle[0]->read_for(4.0, &closed);
+  const double after = std::chrono::duration<double>(Clock::now() - start).count();
+  EXPECT_TRUE(closed);  // by the poller, at --keep-alive-timeout
+  EXPECT_GT(after, 1.5);
+  EXPECT_LT(after, 3.5);
 }
 
 TEST(HttpProtocol, AClientTricklingItsRequestIsCutOffAtTheReadTimeout) {
