@@ -3,9 +3,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -27,6 +30,10 @@ struct ServeOptions {
   BoundOptions bounds;
   std::size_t threads = 8, max_batch = 4096, max_body = 4u << 20, max_header = 16u << 10;
   std::uint64_t snapshot_every = 100000;
+  double max_outcome_wall_s = 604800, outcome_kill_margin_s = 300;
+  std::uint64_t max_model_bytes = 1ull << 30;
+  std::size_t history_capacity = 500000;
+  std::size_t max_connections = 10000;
   int read_timeout_s = 5, keep_alive_timeout_s = 5;
 };
 
@@ -48,6 +55,10 @@ void run_serve(const ServeOptions& o) {
   so.journal_dir = o.journal;
   so.max_batch = o.max_batch;
   so.snapshot_every = o.snapshot_every;
+  so.max_outcome_wall_s = o.max_outcome_wall_s;
+  so.outcome_kill_margin_s = o.outcome_kill_margin_s;
+  so.max_model_bytes = o.max_model_bytes;
+  so.history_capacity = o.history_capacity;
   serve::HttpOptions ho;
   split_listen(o.listen, ho.host, ho.port);
   ho.threads = o.threads;
@@ -55,6 +66,7 @@ void run_serve(const ServeOptions& o) {
   ho.max_header = o.max_header;
   ho.read_timeout_s = o.read_timeout_s;
   ho.keep_alive_timeout_s = o.keep_alive_timeout_s;
+  ho.max_connections = o.max_connections;
   const serve::AdminToken token = serve::resolve_admin_token({o.admin_token, o.admin_token_file, std::getenv(serve::kAdminTokenEnv)});
   for (const auto& w : token.warnings) std::fprintf(stderr, "ttlpred serve: warning: %s\n", w.c_str());
   ho.admin_token = token.token;
@@ -62,15 +74,62 @@ void run_serve(const ServeOptions& o) {
   // Signals are handled by one watcher thread, never by a server thread in the middle of a
   // request: our threads inherit a mask that blocks them, and every delivery (on the
   // watcher, or on a thread a library started before main) lands in a pipe the watcher reads.
+  // The watcher starts before the model is loaded and the journal replayed, so SIGTERM stops
+  // a long start-up too (the replay checks `stop` between lines).
   SignalPipe signal_pipe({SIGHUP, SIGINT, SIGTERM, SIGUSR1});
   sigset_t signals;
   sigemptyset(&signals);
   for (int s : {SIGHUP, SIGINT, SIGTERM, SIGUSR1}) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  serve::Service service(so);
-  serve::HttpServer server(service, ho);
-  const int port = server.bind();
+  std::atomic<bool> stop{false};
+  so.stop = &stop;
+  std::mutex running_mutex;  // guards the two pointers below, set once serving can start
+  serve::Service* running_service = nullptr;
+  serve::HttpServer* running_server = nullptr;
+  std::thread watcher([&] {
+    pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+    for (;;) {
+      const int sig = signal_pipe.wait();
+      std::lock_guard lock(running_mutex);
+      if (sig == SIGHUP) {
+        if (!running_service) {
+          std::fprintf(stderr, "ttlpred serve: SIGHUP during start-up: ignored (the model is being loaded)\n");
+          continue;
+        }
+        const std::string why = running_service->reload_from(o.model);
+        if (why.empty()) {
+          std::fprintf(stderr, "ttlpred serve: SIGHUP: reloaded %s (version %s)\n", o.model.c_str(),
+                       running_service->model_version().c_str());
+        } else {
+          std::fprintf(stderr, "ttlpred serve: SIGHUP: reload refused, still serving %s: %s\n",
+                       running_service->model_version().c_str(), why.c_str());
+        }
+        continue;
+      }
+      stop = true;
+      if (running_service) running_service->set_ready(false);
+      if (running_server) running_server->stop();
+      return;  // SIGINT/SIGTERM: shut down; SIGUSR1: the server stopped on its own
+    }
+  });
+  auto end_watcher = [&] {
+    SignalPipe::notify(SIGUSR1);  // wakes the watcher if it is still waiting
+    watcher.join();
+  };
+  std::optional<serve::Service> service_slot;
+  std::optional<serve::HttpServer> server_slot;
+  int port = 0;
+  try {
+    service_slot.emplace(so);
+    server_slot.emplace(*service_slot, ho);
+    port = server_slot->bind();
+  } catch (...) {
+    end_watcher();
+    throw;
+  }
+  serve::Service& service = *service_slot;
+  serve::HttpServer& server = *server_slot;
   const auto loaded = service.model();
   std::fprintf(stderr, "ttlpred serve: model %s (version %s, variant %s on %s), %llu outcomes replayed\n",
                o.model.c_str(), loaded->version.c_str(),
@@ -86,32 +145,18 @@ void run_serve(const ServeOptions& o) {
                o.bounds.max_ttl_s > 0 ? (std::to_string(static_cast<long long>(o.bounds.max_ttl_s)) + " s").c_str() : "nothing",
                o.bounds.min_seconds);
   // Scripts and tests read the port from this line (it matters with --listen HOST:0).
-  std::printf("listening on http://%s:%d\n", ho.host.c_str(), port);
+  std::printf("listening on %s\n", serve::listen_url(ho.host, port).c_str());
   std::fflush(stdout);
 
-  std::thread watcher([&] {
-    pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
-    for (;;) {
-      const int sig = signal_pipe.wait();
-      if (sig == SIGHUP) {
-        const std::string why = service.reload_from(o.model);
-        if (why.empty()) {
-          std::fprintf(stderr, "ttlpred serve: SIGHUP: reloaded %s (version %s)\n", o.model.c_str(),
-                       service.model_version().c_str());
-        } else {
-          std::fprintf(stderr, "ttlpred serve: SIGHUP: reload refused, still serving %s: %s\n",
-                       service.model_version().c_str(), why.c_str());
-        }
-        continue;
-      }
-      service.set_ready(false);
-      server.stop();
-      return;  // SIGINT/SIGTERM: shut down; SIGUSR1: the server stopped on its own
-    }
-  });
-  server.run();
-  SignalPipe::notify(SIGUSR1);  // wakes the watcher if the server ended without a signal
-  watcher.join();
+  bool stopped_early = false;
+  {
+    std::lock_guard lock(running_mutex);
+    running_service = &service;
+    running_server = &server;
+    stopped_early = stop.load();  // a signal came during start-up, before there was a server to stop
+  }
+  if (!stopped_early) server.run();
+  end_watcher();
   std::fprintf(stderr, "ttlpred serve: stopped\n");
 }
 
@@ -128,7 +173,11 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL, in (0, 1)")->capture_default_str();
   cmd->add_option("--journal", o->journal,
                   "folder for the outcome journal and history snapshots (without it outcomes are not durable)");
-  cmd->add_option("--threads", o->threads, "worker threads = connections served at once")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "worker threads = requests served at once (idle connections need none)")
+      ->capture_default_str();
+  cmd->add_option("--max-connections", o->max_connections,
+                  "open connections at most, idle ones included (beyond it new ones are closed at once)")
+      ->capture_default_str();
   cmd->add_option("--max-batch", o->max_batch, "most jobs in one request")->capture_default_str();
   cmd->add_option("--max-body", o->max_body, "largest request body, bytes")->capture_default_str();
   cmd->add_option("--snapshot-every", o->snapshot_every, "outcomes between history snapshots (0: never)")
@@ -139,10 +188,25 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--keep-alive-timeout", o->keep_alive_timeout_s, "seconds an idle connection is kept")
       ->capture_default_str();
   cmd->add_option("--admin-token", o->admin_token,
-                  "token for /admin/reload ('Authorization: Bearer T'); required when not on loopback. Visible to "
+                  "token for /admin/reload and /v1/outcomes ('Authorization: Bearer T'); required when not on loopback. Visible to "
                   "every local user in ps: prefer --admin-token-file or the TTLPRED_ADMIN_TOKEN environment variable");
   cmd->add_option("--admin-token-file", o->admin_token_file,
                   "file holding the admin token (trailing line break ignored; keep it chmod 600)");
+  cmd->add_option("--max-outcome-wall", o->max_outcome_wall_s,
+                  "longest wall_s accepted by /v1/outcomes, seconds (longer ones are refused: they would skew every "
+                  "prediction through the shared history)")
+      ->capture_default_str();
+  cmd->add_option("--outcome-kill-margin", o->outcome_kill_margin_s,
+                  "an outcome's wall_s may exceed its requested_ttl_s by at most this many seconds (jobs are killed "
+                  "at TTL + 300 s)")
+      ->capture_default_str();
+  cmd->add_option("--max-model-size", o->max_model_bytes,
+                  "largest model file a start or reload reads, bytes (regular files only)")
+      ->capture_default_str();
+  cmd->add_option("--history-capacity", o->history_capacity,
+                  "most history keys kept (users, production tags, master jobs ...); the least recently updated are "
+                  "dropped past it (0: no limit)")
+      ->capture_default_str();
   add_bound_options(*cmd, o->bounds);
   cmd->callback([o] { run_serve(*o); });
 }

@@ -89,7 +89,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--lr", o->fit.train.learning_rate, "peak learning rate (AdamW)")->capture_default_str();
   cmd->add_option("--dropout", o->fit.train.dropout, "dropout on hidden activations")->capture_default_str();
   cmd->add_option("--weight-decay", o->fit.train.weight_decay, "decoupled weight decay")->capture_default_str();
-  cmd->add_option("--ensemble", o->fit.ensemble, "average this many seeds into one network")->capture_default_str();
+  cmd->add_option("--ensemble", o->fit.ensemble, "average this many seeds into one network (at least 1)")
+      ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
   cmd->add_option("--seed", o->fit.train.seed, "random seed")->capture_default_str();
   cmd->add_option("--threads", o->fit.train.threads, "training threads (0 = all cores)")->capture_default_str();
   cmd->add_option("--calibration-fraction", o->fit.calibration_fraction,

@@ -48,8 +48,13 @@ inline double known_or_nan(double v) { return v == -1 ? kMissingNumber : v; }
 inline bool numeric_field(std::string_view text, std::string_view name, int number, std::string_view format,
                           std::size_t line, ReadReport& rep, double& out) {
   const auto st = parse::number(text, out);
-  if (st == parse::NumberStatus::Ok && (out >= 0 || out == -1)) [[likely]]
+  if (st == parse::NumberStatus::Ok && (out >= 0 || out == -1) && out <= kMaxStoredNumber) [[likely]]
     return true;
+  if (st == parse::NumberStatus::Ok && out > kMaxStoredNumber) {
+    rep.skip(SkipReason::NotFinite, line, std::string(name) + " (" + std::string(format) + " field " + std::to_string(number) + ")",
+             "out of range: " + quote_for_message(text) + " (above 3.4e38, the largest number the model stores)");
+    return false;
+  }
   report_bad_number(text, st, name, number, format, line, rep);
   return false;
 }

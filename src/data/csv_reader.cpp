@@ -138,6 +138,10 @@ void read_csv(LineSource& src, JobTable& out, ReadReport& rep) {
     ++rep.lines;
     const std::size_t ln = src.line_number();
     if (src.line_truncated()) {
+      // Skipping it would take the first record for the header ("names no schema field").
+      if (!header)
+        throw InputError(rep.path, ln, "CSV header line longer than " + std::to_string(LineSource::kMaxLine) +
+                                           " bytes (the longest line read)");
       if (pending_lines) {  // the record it continues goes with it
         rep.continuation_lines += pending_lines - 1;
         rep.skip(SkipReason::LineTooLong, record_line, "", "record longer than " + std::to_string(LineSource::kMaxLine) + " bytes");
@@ -230,6 +234,10 @@ void read_csv(LineSource& src, JobTable& out, ReadReport& rep) {
         ok = false;
       } else if (v < 0) {
         rep.skip(SkipReason::Negative, record_line, name, "negative value " + quote_for_message(t));
+        ok = false;
+      } else if (v > kMaxStoredNumber) {
+        rep.skip(SkipReason::NotFinite, record_line, name,
+                 "out of range: " + quote_for_message(t) + " (above 3.4e38, the largest number the model stores)");
         ok = false;
       }
       r[f] = v;

@@ -24,6 +24,10 @@ enum class SkipReason : std::uint8_t {
   kCount
 };
 inline constexpr std::size_t kNumSkipReasons = static_cast<std::size_t>(SkipReason::kCount);
+// Numbers above this (float's largest) are skipped as NotFinite: features and training
+// targets are floats, where such a value is inf (a wall_s of 1e300 used to stop training
+// with a row index instead of the file and line).
+inline constexpr double kMaxStoredNumber = 3.4028234663852886e38;
 std::string_view skip_reason_name(SkipReason r);
 
 struct ReadReport {

@@ -15,6 +15,9 @@ constexpr std::string_view kSwfNames[kSwfFields] = {
     "used_memory", "requested_procs", "requested_time", "requested_memory", "status", "user_id",
     "group_id",   "executable",       "queue",     "partition", "preceding_job",  "think_time"};
 
+// Later start times are refused: 1e308 shifted every submit time to inf.
+constexpr double kLatestUnixStart = 4102444800.0;  // 2100-01-01T00:00:00Z
+
 // "; UnixStartTime: 843480031" in the header: SWF submit times count from this instant.
 bool parse_unix_start(std::string_view comment, double& out) {
   constexpr std::string_view key = "UnixStartTime:";
@@ -47,7 +50,10 @@ void read_swf(LineSource& src, JobTable& out, ReadReport& rep) {
     if (parse::is_comment_or_blank(line, ';')) {
       ++rep.comment_lines;
       double start = 0;
-      if (!seen_data && parse_unix_start(line, start)) {
+      if (!seen_data && parse_unix_start(line, start) && start > kLatestUnixStart) {
+        rep.warnings.push_back(rep.path + ":" + std::to_string(ln) + ": UnixStartTime " + quote_for_message(line) +
+                               " ignored: not a Unix time before 2100");
+      } else if (!seen_data && parse_unix_start(line, start)) {
         time_offset = start;
         rep.notes.push_back("submit times shifted by the header's UnixStartTime " + std::to_string(static_cast<long long>(start)) +
                             " to Unix seconds");

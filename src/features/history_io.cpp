@@ -9,9 +9,11 @@ namespace ttlpred {
 namespace {
 
 constexpr std::string_view kMagic = "TTLHIST";
-// Version 2 added the work-rate statistics (configuration and per-key entries); version 1
+// Version 3 added the second-largest run time per key (robust_max) and, after the entries,
+// each key's last update (eviction order; older files load with 0: all equally old). Version 2 added the
+// work-rate statistics (configuration and per-key entries); version 1
 // files still load, with no work fields.
-constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kVersion = 3;
 
 void put_ring(BinaryWriter& w, const std::array<float, kMaxLastK>& ring, std::uint32_t k) {
   for (std::uint32_t i = 0; i < k; ++i) w.put<float>(ring[i]);
@@ -38,6 +40,7 @@ std::vector<std::uint8_t> HistoryState::to_bytes() const {
     w.put<std::uint64_t>(h.count);
     w.put<double>(h.ewma);
     w.put<double>(h.max);
+    w.put<double>(h.max2);
     w.put<double>(h.last);
     w.put<double>(h.sum_log);
     w.put<std::uint32_t>(h.ring_pos);
@@ -51,6 +54,8 @@ std::vector<std::uint8_t> HistoryState::to_bytes() const {
       w.put<double>(hw.sum_log_rate);
     }
   }
+  // Version 3: then each key's last update (the eviction order under a capacity), same order.
+  for (auto key : order) w.put<std::uint64_t>(keys_.at(key).last_seen);
   return seal_container(kMagic, kVersion, w.bytes());
 }
 
@@ -70,6 +75,10 @@ HistoryState HistoryState::from_bytes(const std::vector<std::uint8_t>& bytes, co
     h.count = r.get<std::uint64_t>();
     h.ewma = r.get<double>();
     h.max = r.get<double>();
+    // Older files lack the second largest: the largest of the recent ring stands in, so an
+    // extreme maximum they hold is recognised as one.
+    const bool has_max2 = opened.version >= 3;
+    if (has_max2) h.max2 = r.get<double>();
     h.last = r.get<double>();
     h.sum_log = r.get<double>();
     h.ring_pos = r.get<std::uint32_t>();
@@ -84,9 +93,29 @@ HistoryState HistoryState::from_bytes(const std::vector<std::uint8_t>& bytes, co
       hw.sum_log_rate = r.get<double>();
       work_ok = work_ok && hw.count <= h.count && std::isfinite(hw.sum_log_rate);
     }
+    // Files written before run times were clipped may hold any value (inf in the float
+    // rings): clip as observe() would have. An old all-time maximum decays from there.
+    for (auto* v : {&h.ewma, &h.last, &h.max, &h.max2}) *v = std::min(*v, kMaxHistoryWallS);
+    for (std::uint32_t j = 0; j < k; ++j) h.recent[j] = std::min(h.recent[j], static_cast<float>(kMaxHistoryWallS));
+    if (!has_max2) {
+      const auto used = static_cast<std::uint32_t>(std::min<std::uint64_t>(h.count, k));
+      for (std::uint32_t j = 0; j < used; ++j) h.max2 = std::max(h.max2, static_cast<double>(h.recent[j]));
+      h.max2 = h.count < 2 ? 0.0 : std::min(h.max2, h.max);
+    }
     if (!work_ok || h.count == 0 || h.ring_pos >= k || h.ratio_pos >= k || h.ratio_count > h.count || !std::isfinite(h.ewma))
       r.fail("history: key entry " + std::to_string(i) + " is inconsistent");
     if (!s.keys_.emplace(key, h).second) r.fail("history: key entry " + std::to_string(i) + " is duplicated");
+  }
+  if (opened.version >= 3) {
+    std::vector<std::uint64_t> sorted;
+    sorted.reserve(s.keys_.size());
+    for (const auto& kv : s.keys_) sorted.push_back(kv.first);
+    std::sort(sorted.begin(), sorted.end());
+    for (auto key : sorted) {
+      const auto seen = r.get<std::uint64_t>();
+      if (seen > s.observed_) r.fail("history: a key's last update is after the last observed job");
+      s.keys_.at(key).last_seen = seen;
+    }
   }
   if (!r.at_end()) r.fail("history: trailing bytes after the last key");
   return s;

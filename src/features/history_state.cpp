@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "features/history.hpp"
 
@@ -24,7 +26,12 @@ void push_ring(std::array<float, kMaxLastK>& ring, std::uint32_t& pos, std::uint
   pos = pos + 1 == k ? 0 : pos + 1;
 }
 
+
 }  // namespace
+
+double robust_max(const KeyHistory& h) {
+  return h.count >= kOutlierMinCount && h.max > kOutlierFactor * h.max2 ? h.max2 : h.max;
+}
 
 HistoryState::HistoryState(HistoryConfig cfg) : cfg_(std::move(cfg)) { cfg_.validate(); }
 
@@ -32,8 +39,11 @@ bool HistoryState::observe(const JobRecord& finished) {
   return observe(job_keys(finished), finished[Field::WallTime], cfg_.amounts_of(finished));
 }
 
-bool HistoryState::observe(const JobKeys& keys, double wall_s, const JobAmounts& amounts) {
-  if (!(wall_s >= 0.0) || !std::isfinite(wall_s)) return false;
+bool HistoryState::observe(const JobKeys& keys, double wall_s_in, const JobAmounts& amounts) {
+  if (!(wall_s_in >= 0.0) || !std::isfinite(wall_s_in)) return false;
+  // One absurd run time (1e30 s) would otherwise own every mean and the float ring (inf
+  // above 3.4e38) for as long as it takes to decay: no job runs longer than this.
+  const double wall_s = std::min(wall_s_in, kMaxHistoryWallS);
   const double requested_ttl_s = amounts.requested_ttl_s;
   const bool has_ratio = requested_ttl_s > 0.0 && std::isfinite(requested_ttl_s);
   const double ratio = has_ratio ? std::min(wall_s / requested_ttl_s, kMaxWallOverRequest) : 0.0;
@@ -55,7 +65,12 @@ bool HistoryState::observe(const JobKeys& keys, double wall_s, const JobAmounts&
       h.max = wall_s;
     } else {
       h.ewma = cfg_.ewma_alpha * wall_s + (1.0 - cfg_.ewma_alpha) * h.ewma;
-      h.max = std::max(h.max, wall_s);
+      if (wall_s > h.max) {
+        h.max2 = h.max;
+        h.max = wall_s;
+      } else {
+        h.max2 = std::max(h.max2, wall_s);
+      }
     }
     h.last = wall_s;
     h.sum_log += log_wall;
@@ -71,9 +86,29 @@ bool HistoryState::observe(const JobKeys& keys, double wall_s, const JobAmounts&
       ++hw.count;
       hw.sum_log_rate += log_rate[w];
     }
+    h.last_seen = observed_ + 1;
   }
   ++observed_;
+  if (capacity_ > 0 && keys_.size() > capacity_) evict_oldest();
   return true;
+}
+
+void HistoryState::set_capacity(std::size_t max_keys) {
+  capacity_ = max_keys;
+  if (capacity_ > 0 && keys_.size() > capacity_) evict_oldest();
+}
+
+void HistoryState::evict_oldest() {
+  // Down to 90 % of the capacity (at least one below it), least recently updated first; ties
+  // broken by key so that equal states evict alike.
+  const std::size_t keep = std::min(capacity_ * 9 / 10, capacity_ - 1);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> order;  // (last_seen, key)
+  order.reserve(keys_.size());
+  for (const auto& [key, h] : keys_) order.emplace_back(h.last_seen, key);
+  const std::size_t drop = keys_.size() - keep;
+  std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(drop), order.end());
+  for (std::size_t i = 0; i < drop; ++i) keys_.erase(order[i].second);
+  evicted_ += drop;
 }
 
 void HistoryState::features(const JobRecord& job, float* out) const {
@@ -96,7 +131,7 @@ void HistoryState::features(const JobKeys& keys, const JobAmounts& amounts, floa
       out[static_cast<int>(HistoryStat::LogMeanLastK)] =
           static_cast<float>(std::log1p(ring_mean(h->recent, h->count, cfg_.last_k)));
       out[static_cast<int>(HistoryStat::LogEwma)] = static_cast<float>(std::log1p(h->ewma));
-      out[static_cast<int>(HistoryStat::LogMax)] = static_cast<float>(std::log1p(h->max));
+      out[static_cast<int>(HistoryStat::LogMax)] = static_cast<float>(std::log1p(robust_max(*h)));
       out[static_cast<int>(HistoryStat::LogLast)] = static_cast<float>(std::log1p(h->last));
       out[static_cast<int>(HistoryStat::MeanLog)] = static_cast<float>(h->sum_log / n);
       if (cfg_.ratio_stats && h->ratio_count > 0) {

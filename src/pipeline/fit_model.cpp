@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <numeric>
 
@@ -69,13 +70,27 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
                     FitReport* report) {
   const auto t0 = std::chrono::steady_clock::now();
   const JobTable& jobs = split.jobs;
+  if (options.ensemble == 0) throw Error("ensemble must be at least 1 network (--ensemble)");
   if (!(options.calibration_fraction > 0 && options.calibration_fraction < 0.5))
     throw Error("calibration fraction must be in (0, 0.5)");
   const std::size_t n_train = split.train_rows;
   const auto n_calib = static_cast<std::size_t>(std::ceil(options.calibration_fraction * static_cast<double>(n_train)));
   const std::size_t n_fit = n_train - n_calib;
-  if (n_fit < 50 || n_calib < 20)
-    throw Error("too few training jobs (" + std::to_string(n_train) + "): need at least 70 after filtering");
+  constexpr std::size_t kMinFit = 50, kMinCalib = 20;
+  auto enough = [&](std::size_t n) {
+    const auto c = static_cast<std::size_t>(std::ceil(options.calibration_fraction * static_cast<double>(n)));
+    return c >= kMinCalib && n - c >= kMinFit;
+  };
+  if (!enough(n_train)) {
+    // The real minimum depends on the calibration fraction (191 at the default 0.1).
+    std::size_t need = kMinFit + kMinCalib;
+    while (!enough(need)) ++need;
+    char fraction[32];
+    std::snprintf(fraction, sizeof fraction, "%g", options.calibration_fraction);
+    throw Error("too few training jobs (" + std::to_string(n_train) + "): need at least " + std::to_string(need) +
+                " after filtering (" + std::to_string(kMinFit) + " to fit and " + std::to_string(kMinCalib) +
+                " to calibrate the safe TTL, which takes a fraction " + fraction + " of them)");
+  }
   if (options.compression.any() && !options.init) {
     // Compression without a starting model: train the fp32 model first, then fine-tune it.
     FitOptions dense = options;

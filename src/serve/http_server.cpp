@@ -1,6 +1,9 @@
 #include "serve/http_server.hpp"
 
+#include <fcntl.h>
 #include <netdb.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -9,15 +12,22 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <tuple>
+#include <unordered_map>
 #include <cstring>
 #include <mutex>
 #include <thread>
 #include <unordered_set>
 #include <vector>
 
+#include "serve/admin_token.hpp"
 #include "serve/job_json.hpp"
 #include "serve/socket_stream.hpp"
 #include "util/error.hpp"
@@ -31,6 +41,12 @@ using Request = http::request<http::string_body>;
 
 // Bytes asked of one recv(): a 256-job batch body (~40 KB) in one or two calls.
 constexpr std::size_t kReadChunk = 64u << 10;
+
+// How long a worker waits on a connection for the next request before handing it to the
+// poller. A busy client's next request comes within microseconds and is read at once, as
+// before; an idle one frees the worker after this, so idle connections never starve busy
+// ones (a few reconnecting idle clients used to hold every worker).
+constexpr std::chrono::milliseconds kHoldIdle{20};
 
 struct Route {
   std::string_view path;
@@ -62,6 +78,7 @@ const char* default_message(int status) {
     case 408: return "request timeout (--read-timeout)";
     case 413: return "request body too large (--max-body)";
     case 431: return "request headers too large";
+    case 501: return "not implemented";
     default: return status >= 500 ? "internal error" : "request refused";
   }
 }
@@ -76,11 +93,54 @@ int status_for_read_error(const boost::beast::error_code& ec, bool in_request) {
   return 0;  // socket errors: reset, closed
 }
 
+// Framing and identity checks Beast leaves to us, made on the header before any body is
+// read; 0 when the header is acceptable. RFC 9112 section 6.3: a request whose
+// Transfer-Encoding does not end in `chunked` has no knowable length: 400, and the connection
+// must close (Beast would read its body as the next request: request smuggling). A coding
+// before `chunked` (gzip) is one we cannot undo: 501. Two Authorization headers leave it open
+// which one is checked: 400.
+int status_for_header(const Request& req, std::string& why) {
+  if (req.count(http::field::authorization) > 1) {
+    why = "more than one Authorization header";
+    return 400;
+  }
+  if (req.count(http::field::transfer_encoding) == 0) return 0;
+  std::vector<std::string> codings;
+  const auto range = req.equal_range(http::field::transfer_encoding);
+  for (auto it = range.first; it != range.second; ++it) {
+    const std::string_view v = std_view(it->value());
+    std::size_t at = 0;
+    while (at <= v.size()) {
+      const std::size_t comma = std::min(v.find(',', at), v.size());
+      std::string token(v.substr(at, comma - at));
+      const auto first = token.find_first_not_of(" \t"), last = token.find_last_not_of(" \t");
+      token = first == std::string::npos ? std::string() : token.substr(first, last - first + 1);
+      for (char& c : token) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (!token.empty()) codings.push_back(token);
+      at = comma + 1;
+    }
+  }
+  if (codings.empty() || codings.back() != "chunked") {
+    why = "Transfer-Encoding must end in chunked (RFC 9112 section 6.3)";
+    return 400;
+  }
+  if (codings.size() > 1) {
+    why = "only Transfer-Encoding: chunked is supported";
+    return codings[codings.size() - 2] == "chunked" ? 400 : 501;
+  }
+  return 0;
+}
+
 bool expects_continue(const Request& req) {
   return req.version() >= 11 && boost::beast::iequals(req[http::field::expect], "100-continue");
 }
 
 }  // namespace
+
+std::string listen_url(const std::string& host, int port) {
+  const bool v6 = host.find(':') != std::string::npos;
+  return "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
 
 bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host == "[::1]" || host.starts_with("127.");
@@ -98,12 +158,15 @@ struct HttpServer::Impl {
   Impl(Service& s, HttpOptions o) : service(s), options(std::move(o)) {}
   ~Impl() {
     if (listen_fd >= 0) ::close(listen_fd);
+    if (epoll_fd >= 0) ::close(epoll_fd);
+    if (wake_fd >= 0) ::close(wake_fd);
   }
 
   Reply check_admin(const Request& req) const {
     if (options.admin_token.empty()) {
       if (is_loopback(options.host)) return {200, {}};
-      return {403, error_body("admin endpoints need --admin-token when the service listens beyond loopback")};
+      return {403, error_body("admin endpoints and /v1/outcomes need an admin token (--admin-token-file, " +
+                              std::string(kAdminTokenEnv) + " or --admin-token) when the service listens beyond loopback")};
     }
     if (req[http::field::authorization] != "Bearer " + options.admin_token)
       return {401, error_body("missing or wrong admin token (send 'Authorization: Bearer <token>')", "Authorization")};
@@ -115,7 +178,12 @@ struct HttpServer::Impl {
     switch (e) {
       case Endpoint::Predict: return service.predict(body);
       case Endpoint::Match: return service.match(body);
-      case Endpoint::Outcomes: return service.outcomes(body);
+      case Endpoint::Outcomes: {
+        // An outcome feeds every later prediction through the shared history keys: writers
+        // are trusted like admins.
+        Reply auth = check_admin(req);
+        return auth.status != 200 ? auth : service.outcomes(body);
+      }
       case Endpoint::Healthz: return service.healthz();
       case Endpoint::Readyz: return service.readyz();
       case Endpoint::Metrics: return service.metrics_text();
@@ -179,70 +247,234 @@ struct HttpServer::Impl {
     }
   }
 
-  void serve_connection(int fd) {
+  enum class After { Closed, Park };
+
+  // Serves requests on `fd` while they come; `served` counts them across parkings. Returns
+  // Park when no byte of a next request came within kHoldIdle (the connection goes back to
+  // the poller, freeing this worker), Closed when the connection is done (the caller closes).
+  After serve_connection(int fd, std::size_t& served) {
     using std::chrono::seconds;
-    SocketStream stream(fd, seconds(options.keep_alive_timeout_s), seconds(options.read_timeout_s),
-                        seconds(options.write_timeout_s));
+    const auto hold = std::min<SocketStream::Millis>(kHoldIdle, seconds(options.keep_alive_timeout_s));
+    SocketStream stream(fd, hold, seconds(options.read_timeout_s), seconds(options.write_timeout_s));
     boost::beast::flat_buffer buffer;
     buffer.reserve(kReadChunk);  // else Beast reads a batch's body in many small pieces
-    for (std::size_t served = 0;;) {
+    for (;;) {
       stream.start_request(buffer.size() != 0);
       http::request_parser<http::string_body> parser;
       parser.header_limit(static_cast<std::uint32_t>(options.max_header));
       parser.body_limit(options.max_body);
       boost::beast::error_code ec;
       http::read_header(stream, buffer, parser, ec);
+      if (!ec) {
+        std::string why;
+        if (const int status = status_for_header(parser.get(), why); status != 0) {
+          const Route* route = route_of(parser.get().target());
+          service.metrics().record(route ? route->endpoint : Endpoint::Other, 0.0, true);
+          write_reply(stream, 11, false, {status, error_body(why)}, nullptr);
+          close_gently(fd);
+          return After::Closed;
+        }
+      }
       if (!ec && !parser.is_done() && expects_continue(parser.get())) {
         static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
         stream.write_some(boost::asio::buffer(kContinue, sizeof kContinue - 1), ec);
       }
       if (!ec && !parser.is_done()) http::read(stream, buffer, parser, ec);
       if (ec) {
+        // Idle: nothing of a next request yet. The poller waits for it (or closes the
+        // connection after --keep-alive-timeout); this worker serves others meanwhile.
+        if (ec == boost::beast::error::timeout && !stream.in_request() && buffer.size() == 0 && !stopping)
+          return After::Park;
         const int status = status_for_read_error(ec, stream.in_request());
-        if (status == 0) return;
+        if (status == 0) return After::Closed;
         const Route* route = route_of(parser.get().target());
         service.metrics().record(route ? route->endpoint : Endpoint::Other, 0.0, true);
         write_reply(stream, 11, false, {status, error_body(default_message(status))}, nullptr);
         close_gently(fd);
-        return;
+        return After::Closed;
       }
       const Request& req = parser.get();
       const char* allow = nullptr;
       Reply reply = handle(req, allow);
       const bool keep_alive = req.keep_alive() && ++served < options.keep_alive_max && !stopping;
-      if (!write_reply(stream, req.version(), keep_alive, std::move(reply), allow)) return;
+      if (!write_reply(stream, req.version(), keep_alive, std::move(reply), allow)) return After::Closed;
       if (!keep_alive) {
         close_gently(fd);  // pipelined requests may still be arriving
-        return;
+        return After::Closed;
       }
     }
   }
 
+  // ---- Connections waiting for work: the queue the workers take from ----------------
+  struct Work {
+    int fd;
+    std::size_t served;
+  };
+  std::mutex queue_mutex;
+  std::condition_variable queue_ready;
+  std::deque<Work> queue;
+
+  void push_work(Work w) {
+    {
+      std::lock_guard lock(queue_mutex);
+      queue.push_back(w);
+    }
+    queue_ready.notify_one();
+  }
+
   void worker() {
     for (;;) {
-      const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) {
-        if (stopping) return;
-        if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
-        // Out of descriptors or memory: let the other connections finish, then try again.
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        continue;
+      Work w{};
+      {
+        std::unique_lock lock(queue_mutex);
+        queue_ready.wait(lock, [&] { return stopping || !queue.empty(); });
+        if (stopping) return;  // the poller closes what is still queued
+        w = queue.front();
+        queue.pop_front();
       }
       {
         std::lock_guard lock(mutex);
         if (stopping) {
-          ::close(fd);
+          close_connection(w.fd);
           return;
         }
-        open.insert(fd);
+        open.insert(w.fd);
       }
-      serve_connection(fd);
+      const After after = serve_connection(w.fd, w.served);
       {
         std::lock_guard lock(mutex);
-        open.erase(fd);
+        open.erase(w.fd);
       }
-      ::close(fd);
+      if (after == After::Park) {
+        park(w.fd, w.served);
+      } else {
+        close_connection(w.fd);
+      }
     }
+  }
+
+  // ---- The poller: accepts, watches idle connections, closes them at their timeout ----
+  int epoll_fd = -1;
+  int wake_fd = -1;  // eventfd: stop() wakes the poller
+  std::atomic<std::size_t> connections{0};
+  struct Parked {
+    std::size_t served;
+    std::uint64_t generation;
+  };
+  std::mutex parked_mutex;
+  std::unordered_map<int, Parked> parked;  // idle connections in epoll
+  std::deque<std::tuple<Clock::time_point, int, std::uint64_t>> idle_deadlines;  // in parking order
+  std::uint64_t next_generation = 0;
+
+  void close_connection(int fd) {
+    ::close(fd);
+    connections.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  void park(int fd, std::size_t served) {
+    if (stopping) {
+      close_connection(fd);
+      return;
+    }
+    {
+      std::lock_guard lock(parked_mutex);
+      const std::uint64_t g = ++next_generation;
+      parked[fd] = {served, g};
+      idle_deadlines.emplace_back(Clock::now() + std::chrono::seconds(options.keep_alive_timeout_s) - kHoldIdle, fd, g);
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
+    ev.data.fd = fd;
+    if (::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      std::lock_guard lock(parked_mutex);
+      parked.erase(fd);
+      close_connection(fd);
+    }
+  }
+
+  // An idle connection became readable (or hung up): back to the workers.
+  void unpark(int fd) {
+    Parked p{};
+    {
+      std::lock_guard lock(parked_mutex);
+      const auto it = parked.find(fd);
+      if (it == parked.end()) return;
+      p = it->second;
+      parked.erase(it);
+    }
+    ::epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
+    push_work({fd, p.served});
+  }
+
+  // Closes the idle connections whose --keep-alive-timeout has passed; returns how long the
+  // poller may sleep until the next one is due.
+  int expire_idle() {
+    std::vector<int> expired;
+    int wait_ms = 1000;
+    {
+      std::lock_guard lock(parked_mutex);
+      const auto now = Clock::now();
+      while (!idle_deadlines.empty()) {
+        const auto [when, fd, g] = idle_deadlines.front();
+        const auto it = parked.find(fd);
+        if (it == parked.end() || it->second.generation != g) {  // woke up since: stale entry
+          idle_deadlines.pop_front();
+          continue;
+        }
+        if (when > now) {
+          wait_ms = static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(when - now).count());
+          break;
+        }
+        parked.erase(it);
+        expired.push_back(fd);
+        idle_deadlines.pop_front();
+      }
+    }
+    for (int fd : expired) {
+      ::epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
+      close_connection(fd);
+    }
+    return std::clamp(wait_ms, 1, 1000);
+  }
+
+  void accept_all() {
+    for (;;) {
+      const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));  // out of descriptors: others must end first
+        return;  // EAGAIN: all accepted
+      }
+      if (connections.load(std::memory_order_relaxed) >= options.max_connections) {
+        ::close(fd);  // over --max-connections: refused at once rather than queued for ever
+        continue;
+      }
+      connections.fetch_add(1, std::memory_order_relaxed);
+      push_work({fd, 0});  // a new connection usually sends at once
+    }
+  }
+
+  void poller() {
+    epoll_event events[256];
+    for (;;) {
+      const int timeout = expire_idle();
+      const int n = ::epoll_wait(epoll_fd, events, 256, timeout);
+      if (stopping) break;
+      for (int i = 0; i < n; ++i) {
+        const int fd = events[i].data.fd;
+        if (fd == listen_fd) {
+          accept_all();
+        } else if (fd != wake_fd) {
+          unpark(fd);
+        }
+      }
+    }
+    // Stopping: wake the workers, close what is parked or still queued.
+    queue_ready.notify_all();
+    std::lock_guard lock(parked_mutex);
+    for (const auto& [fd, p] : parked) close_connection(fd);
+    parked.clear();
   }
 };
 
@@ -252,6 +484,7 @@ HttpServer::HttpServer(Service& service, HttpOptions options)
   if (o.threads == 0) throw Error("--threads must be at least 1");
   if (o.max_body == 0) throw Error("--max-body must be at least 1 byte");
   if (o.max_header < 256) throw Error("--max-header must be at least 256 bytes");
+  if (o.max_connections == 0) throw Error("--max-connections must be at least 1");
 }
 
 HttpServer::~HttpServer() { stop(); }
@@ -272,7 +505,8 @@ int HttpServer::bind() {
     if (fd < 0) continue;
     const int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, SOMAXCONN) == 0) {
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, SOMAXCONN) == 0 &&
+        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK) == 0) {  // the poller accepts until EAGAIN
       impl_->listen_fd = fd;
     } else {
       why = std::strerror(errno);
@@ -290,20 +524,52 @@ int HttpServer::bind() {
 }
 
 void HttpServer::run() {
-  if (impl_->listen_fd < 0) throw Error("HttpServer::run() before bind()");
+  Impl& m = *impl_;
+  if (m.listen_fd < 0) throw Error("HttpServer::run() before bind()");
+  m.epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
+  m.wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (m.epoll_fd < 0 || m.wake_fd < 0) throw Error(std::string("cannot create the poller: ") + std::strerror(errno));
+  for (int fd : {m.listen_fd, m.wake_fd}) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    if (::epoll_ctl(m.epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0)
+      throw Error(std::string("cannot watch the listening socket: ") + std::strerror(errno));
+  }
+  {
+    std::lock_guard lock(m.mutex);
+    if (m.stopping) return;  // stop() came first
+  }
   std::vector<std::thread> workers;
-  for (std::size_t i = 1; i < impl_->options.threads; ++i) workers.emplace_back([this] { impl_->worker(); });
-  impl_->worker();
+  for (std::size_t i = 0; i < m.options.threads; ++i) workers.emplace_back([&m] { m.worker(); });
+  m.poller();
+  {
+    std::lock_guard lock(m.queue_mutex);  // the workers see `stopping` under this
+  }
+  m.queue_ready.notify_all();
   for (auto& t : workers) t.join();
+  for (const auto& w : m.queue) m.close_connection(w.fd);  // accepted, never served
+  m.queue.clear();
 }
 
 void HttpServer::stop() {
   if (!impl_) return;
-  std::lock_guard lock(impl_->mutex);
-  impl_->stopping = true;
-  // Wakes the threads blocked in accept() and in reads of open connections.
-  if (impl_->listen_fd >= 0) ::shutdown(impl_->listen_fd, SHUT_RDWR);
-  for (int fd : impl_->open) ::shutdown(fd, SHUT_RDWR);
+  Impl& m = *impl_;
+  {
+    std::lock_guard lock(m.mutex);
+    m.stopping = true;
+    // Wakes the workers blocked in reads of the connections they serve.
+    for (int fd : m.open) ::shutdown(fd, SHUT_RDWR);
+  }
+  {
+    std::lock_guard lock(m.queue_mutex);
+  }
+  m.queue_ready.notify_all();
+  if (m.wake_fd >= 0) {
+    const std::uint64_t one = 1;
+    if (::write(m.wake_fd, &one, sizeof one) < 0) {
+    }  // the poller also wakes within a second by itself
+  }
 }
 
 }  // namespace ttlpred::serve

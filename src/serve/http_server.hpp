@@ -2,9 +2,12 @@
 // HTTP/1.1 front of the Service: routes, limits, timeouts, admin token, and timing of every
 // request into the metrics. Boost.Beast parses requests and writes replies; the sockets are
 // plain blocking ones (socket_stream.hpp), so that a keep-alive request costs one recv() and
-// one sendmsg(). Each of `threads` workers accepts a connection and serves it until it
-// closes, so `threads` is also the number of connections served at once; further
-// connections wait in the kernel's accept queue.
+// one sendmsg(). A poller thread (epoll) accepts connections and watches the idle ones; it
+// hands a connection to one of `threads` workers when it has something to read, and the
+// worker serves it while requests keep coming, handing it back after a few idle
+// milliseconds. So `threads` requests are served at once, but any number of idle
+// connections (up to max_connections and the descriptor limit) cost no worker: they are
+// closed by the poller after the keep-alive timeout.
 #include <memory>
 #include <string>
 
@@ -22,8 +25,14 @@ struct HttpOptions {
   int write_timeout_s = 5;
   int keep_alive_timeout_s = 5;       // idle keep-alive connections are closed after this
   std::size_t keep_alive_max = 1000000;  // requests per connection
-  std::string admin_token;            // required for /admin/* when set, and always off loopback
+  // Open connections at most, idle ones included (beyond it new ones are closed at once);
+  // the process's descriptor limit (ulimit -n) bounds it too.
+  std::size_t max_connections = 10000;
+  std::string admin_token;            // required for /admin/* and /v1/outcomes when set; both refused off loopback without one
 };
+
+// "http://HOST:PORT" as a client writes it: an IPv6 address in brackets (http://[::1]:8080).
+std::string listen_url(const std::string& host, int port);
 
 // True for 127.0.0.0/8, ::1 and "localhost".
 bool is_loopback(const std::string& host);

@@ -19,6 +19,13 @@ bool field_allowed(Phase phase, JobUse use) {
   return false;
 }
 
+// An unknown key as errors show it: whole up to 64 bytes, else its start and its length. A
+// 3 MB key used to be echoed twice (message and field) in a 6 MB error reply.
+std::string shown_key(const std::string& key) {
+  if (key.size() <= 64) return key;
+  return key.substr(0, 64) + "... (" + std::to_string(key.size()) + " bytes)";
+}
+
 namespace {
 
 const char* refusal(Phase phase, JobUse use) {
@@ -42,11 +49,24 @@ void job_from_json(const nlohmann::json& obj, JobUse use, long index, JobRecord&
   if (!obj.is_object()) throw RequestError(400, "a job must be a JSON object" + where(index), {}, index);
   for (const auto& [key, value] : obj.items()) {
     const auto field = field_by_name(key);
-    if (!field) throw RequestError(400, "unknown field '" + key + "'" + where(index), key, index);
+    if (!field) throw RequestError(400, "unknown field '" + shown_key(key) + "'" + where(index), shown_key(key), index);
     const FieldInfo& fi = info(*field);
     if (!field_allowed(fi.phase, use))
       throw RequestError(400, "field '" + key + "' " + refusal(fi.phase, use) + where(index), key, index);
     if (value.is_null()) continue;
+    if (*field == Field::JobId) {
+      // An identifier, echoed by /v1/match exactly as sent: an integer (any 64-bit one; a
+      // double would turn 9007199254740993 into ...992) or a string. A fraction or an exponent
+      // is no identifier.
+      if (value.is_string()) {
+        r.text(*field) = value.get_ref<const std::string&>();
+        continue;
+      }
+      if (!value.is_number_unsigned())
+        throw RequestError(400, "field 'job_id' must be an integer >= 0 or a string" + where(index), key, index);
+      r[*field] = value.get<double>();
+      continue;
+    }
     if (fi.kind == FieldKind::Category) {
       if (!value.is_string())
         throw RequestError(400, "field '" + key + "' must be a string" + where(index), key, index);
@@ -64,11 +84,30 @@ void job_from_json(const nlohmann::json& obj, JobUse use, long index, JobRecord&
     throw RequestError(400, "missing field 'wall_s' (an outcome needs its wall time)" + where(index), "wall_s", index);
 }
 
+namespace {
+struct TooDeep {};
+struct TooMany {};
+}  // namespace
+
 nlohmann::json parse_json_body(std::string_view body) {
+  // Bounds checked while parsing, before the document grows: a 4 MiB body nested 2 M deep
+  // used to cost nlohmann ~150 MB (kept until the thread's next request).
+  std::size_t values = 0;
+  const nlohmann::json::parser_callback_t bound = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+    if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) &&
+        depth >= static_cast<int>(kMaxJsonDepth))
+      throw TooDeep{};
+    if (event == nlohmann::json::parse_event_t::value && ++values > kMaxJsonValues) throw TooMany{};
+    return true;
+  };
   try {
-    return nlohmann::json::parse(body);
+    return nlohmann::json::parse(body, bound);
   } catch (const nlohmann::json::exception& e) {  // parse errors, and numbers out of double's range
     throw RequestError(400, std::string("malformed JSON: ") + e.what());
+  } catch (const TooDeep&) {
+    throw RequestError(400, "malformed JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  } catch (const TooMany&) {
+    throw RequestError(400, "malformed JSON: more than " + std::to_string(kMaxJsonValues) + " values");
   }
 }
 
@@ -97,7 +136,7 @@ JobReader::Match read_match_nlohmann(std::string_view body, std::size_t max_batc
   if (!j.is_object()) throw RequestError(400, "the body must be an object {\"slot\": {...}, \"jobs\": [...]}");
   for (const auto& [key, value] : j.items())
     if (key != "slot" && key != "jobs" && key != "order" && key != "limit")
-      throw RequestError(400, "unknown field '" + key + "' (expected slot, jobs, order, limit)", key);
+      throw RequestError(400, "unknown field '" + shown_key(key) + "' (expected slot, jobs, order, limit)", shown_key(key));
   const auto slot_it = j.find("slot");
   if (slot_it == j.end()) throw RequestError(400, "missing field 'slot'", "slot");
   try {
@@ -145,6 +184,31 @@ bool job_from_dom(simdjson::dom::element e, JobUse use, JobRecord& r) {
     const FieldInfo& fi = info(*field);
     if (!field_allowed(fi.phase, use)) return false;
     const bool category = fi.kind == FieldKind::Category;
+    if (*field == Field::JobId) {  // job_from_json's rule: an unsigned integer or a string
+      switch (kv.value.type()) {
+        case simdjson::dom::element_type::NULL_VALUE:
+          r[*field] = std::numeric_limits<double>::quiet_NaN();
+          r.text(*field) = {};
+          continue;
+        case simdjson::dom::element_type::STRING:
+          r[*field] = std::numeric_limits<double>::quiet_NaN();
+          r.text(*field) = kv.value.get_string().value_unsafe();
+          continue;
+        case simdjson::dom::element_type::INT64: {
+          const std::int64_t i = kv.value.get_int64().value_unsafe();
+          if (i <= 0) return false;  // nlohmann reads "-0" as a signed integer: its answer
+          r[*field] = static_cast<double>(i);
+          r.text(*field) = {};
+          continue;
+        }
+        case simdjson::dom::element_type::UINT64:
+          r[*field] = static_cast<double>(kv.value.get_uint64().value_unsafe());
+          r.text(*field) = {};
+          continue;
+        default:
+          return false;
+      }
+    }
     double v;
     switch (kv.value.type()) {
       case simdjson::dom::element_type::NULL_VALUE:
@@ -199,10 +263,73 @@ struct JobReader::Impl {
   simdjson::dom::element root;
   Match match;
   nlohmann::json fallback;
+  std::vector<std::string> job_ids;  // of the last read_match, as JSON text ("" when absent)
 };
+
+namespace {
+
+// A job_id as JSON text, exactly as it was sent: the integer's digits or the string quoted.
+std::string id_text(std::uint64_t v) { return std::to_string(v); }
+std::string id_text(std::string_view s) {
+  return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// The candidates' job_ids from whichever document the match was read from (the last of a
+// repeated key, as the records hold it).
+void ids_from_dom(simdjson::dom::element root, std::vector<std::string>& out) {
+  simdjson::dom::object top;
+  simdjson::dom::array jobs;
+  if (root.get(top)) return;
+  for (const simdjson::dom::key_value_pair kv : top)
+    if (kv.key == "jobs" && kv.value.get(jobs)) return;
+  for (const simdjson::dom::element job : jobs) {
+    std::string id;
+    simdjson::dom::object fields;
+    if (job.get(fields)) return;
+    for (const simdjson::dom::key_value_pair kv : fields) {
+      if (kv.key != "job_id") continue;
+      switch (kv.value.type()) {
+        case simdjson::dom::element_type::INT64: id = id_text(static_cast<std::uint64_t>(kv.value.get_int64().value_unsafe())); break;
+        case simdjson::dom::element_type::UINT64: id = id_text(kv.value.get_uint64().value_unsafe()); break;
+        case simdjson::dom::element_type::STRING: id = id_text(kv.value.get_string().value_unsafe()); break;
+        default: id.clear(); break;
+      }
+    }
+    out.push_back(std::move(id));
+  }
+}
+
+void ids_from_json(const nlohmann::json& doc, std::vector<std::string>& out) {
+  for (const auto& job : doc.at("jobs")) {
+    const auto it = job.find("job_id");
+    if (it == job.end() || it->is_null()) {
+      out.emplace_back();
+    } else if (it->is_string()) {
+      out.push_back(id_text(it->get_ref<const std::string&>()));
+    } else {
+      out.push_back(id_text(it->get<std::uint64_t>()));
+    }
+  }
+}
+
+}  // namespace
+
+const std::string& JobReader::job_id_json(std::size_t i) const { return impl_->job_ids.at(i); }
 
 JobReader::JobReader() : impl_(std::make_unique<Impl>()) {}
 JobReader::~JobReader() = default;
+
+void JobReader::release_if_large(std::size_t keep_bytes) {
+  Impl& m = *impl_;
+  if (m.padded.capacity() <= keep_bytes && m.parser.capacity() <= keep_bytes) {
+    m.fallback = nullptr;
+    return;
+  }
+  m.parser = simdjson::dom::parser{};
+  std::string().swap(m.padded);
+  m.fallback = nullptr;
+  std::vector<std::string>().swap(m.job_ids);
+}
 
 bool JobReader::parse(std::string_view body) {
   Impl& m = *impl_;
@@ -227,8 +354,14 @@ JobReader::Jobs JobReader::read(std::string_view body, JobUse use, std::size_t m
 }
 
 JobReader::Match JobReader::read_match(std::string_view body, std::size_t max_batch, std::vector<JobRecord>& records) {
-  if (parse(body) && read_match_dom(max_batch, records)) return impl_->match;
-  return read_match_nlohmann(body, max_batch, records, impl_->fallback);
+  impl_->job_ids.clear();
+  if (parse(body) && read_match_dom(max_batch, records)) {
+    ids_from_dom(impl_->root, impl_->job_ids);
+    return impl_->match;
+  }
+  Match m = read_match_nlohmann(body, max_batch, records, impl_->fallback);
+  ids_from_json(impl_->fallback, impl_->job_ids);
+  return m;
 }
 
 bool JobReader::read_match_dom(std::size_t max_batch, std::vector<JobRecord>& records) {

@@ -44,7 +44,9 @@ bool field_allowed(Phase phase, JobUse use);
 // Fills `r` (cleared first) from `obj`. Category values are views into `obj`, which must
 // outlive `r`. Throws RequestError(400) naming the field and `index` for an unknown key, a
 // field not allowed for `use`, a wrong type, or a negative / non-finite number. `null`
-// means unknown.
+// means unknown. `job_id` is an identifier: an integer >= 0 (its value, rounded to a double,
+// in the number) or a string (in the text; the number stays unknown); a fraction or an
+// exponent is refused.
 void job_from_json(const nlohmann::json& obj, JobUse use, long index, JobRecord& r);
 
 // Reads request bodies of jobs (one job object, or an array of them; and /v1/match bodies)
@@ -87,6 +89,15 @@ class JobReader {
   // Throws RequestError as /v1/match answers: 400 naming the field (`slot.<field>` for one
   // in the slot, the index for a candidate), 413 for more than `max_batch` candidates.
   Match read_match(std::string_view body, std::size_t max_batch, std::vector<JobRecord>& records);
+  // Frees what the last read left behind (the nlohmann fallback document always; simdjson's
+  // parser and the padded copy when they grew past `keep_bytes`), so that one large body
+  // does not pin tens of MiB per thread. The records' views die with it: call it once they
+  // are no longer needed.
+  void release_if_large(std::size_t keep_bytes);
+  // Candidate i's job_id of the last read_match as JSON text, exactly as sent (the integer's
+  // digits, or the string quoted); "" when it had none. The record's number is a double,
+  // which cannot hold every 64-bit identifier.
+  const std::string& job_id_json(std::size_t i) const;
 
  private:
   bool parse(std::string_view body);  // simdjson; false where it refuses the body
@@ -105,13 +116,23 @@ JobReader::Jobs read_jobs_nlohmann(std::string_view body, JobUse use, std::size_
 JobReader::Match read_match_nlohmann(std::string_view body, std::size_t max_batch, std::vector<JobRecord>& records,
                                      nlohmann::json& doc);
 
-// nlohmann::json::parse, with its errors (and numbers beyond double's range) as a 400
-// "malformed JSON: ..." RequestError.
+// Bounds of any JSON body the service parses (no request needs more: a job is 2 levels deep
+// in a batch, 3 in a match body, and has at most a few dozen values). Past them the parse
+// stops at once, before the document grows.
+inline constexpr std::size_t kMaxJsonDepth = 64;
+inline constexpr std::size_t kMaxJsonValues = 1u << 20;
+
+// nlohmann::json::parse, with its errors (and numbers beyond double's range), nesting deeper
+// than kMaxJsonDepth and more than kMaxJsonValues values as a 400 "malformed JSON: ..."
+// RequestError.
 nlohmann::json parse_json_body(std::string_view body);
 
 // The JSON error body: {"error": message, "field": ..., "index": ...} (the last two only
 // when known).
 std::string error_body(std::string_view message, std::string_view field = {}, long index = -1);
+
+// A key as error replies name it: whole up to 64 bytes, else cut, with its length.
+std::string shown_key(const std::string& key);
 
 // Appends a number in the shortest form that reads back exactly.
 void append_number(std::string& out, double v);

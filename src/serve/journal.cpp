@@ -1,11 +1,13 @@
 #include "serve/journal.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -18,12 +20,25 @@ namespace {
 
 std::string sys_error(const std::string& what) { return what + ": " + std::strerror(errno); }
 
-// Generation number of "prefix<g>suffix", or nullopt for any other name.
-std::optional<std::uint64_t> generation_of(const std::string& name, std::string_view prefix, std::string_view suffix) {
-  if (name.size() <= prefix.size() + suffix.size() || !name.starts_with(prefix) || !name.ends_with(suffix)) return {};
+// The one naming rule, for reading and writing alike: "prefix<g>suffix" with g written as
+// std::to_string writes it (decimal, no leading zeros, 1 .. 18 digits, at least 1).
+enum class Name { Other, Valid, Broken };
+Name parse_name(const std::string& name, std::string_view prefix, std::string_view suffix, std::uint64_t& gen) {
+  if (name.size() < prefix.size() + suffix.size() || !name.starts_with(prefix) || !name.ends_with(suffix))
+    return Name::Other;
   const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-  if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) return {};
-  return std::stoull(digits);
+  if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos ||
+      digits[0] == '0')
+    return Name::Broken;
+  gen = std::stoull(digits);
+  return Name::Valid;
+}
+
+// Generation number of "prefix<g>suffix" under the naming rule, or nullopt for any other name.
+std::optional<std::uint64_t> generation_of(const std::string& name, std::string_view prefix, std::string_view suffix) {
+  std::uint64_t g = 0;
+  if (parse_name(name, prefix, suffix, g) != Name::Valid) return {};
+  return g;
 }
 
 void fsync_dir(const std::string& dir) {
@@ -40,18 +55,62 @@ OutcomeJournal::OutcomeJournal(std::string dir) : dir_(std::move(dir)) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) throw Error("cannot create journal folder " + dir_ + ": " + ec.message());
-  std::uint64_t max_journal = 0;
+  lock_folder();
+  // The generations are those the folder lists, never a count between two numbers: a gap
+  // (journal-999999999999999999.jsonl) costs nothing.
+  std::vector<std::string> broken;
   for (const auto& entry : fs::directory_iterator(dir_)) {
     const std::string name = entry.path().filename().string();
-    if (auto g = generation_of(name, "snapshot-", ".hist")) snapshot_gen_ = std::max(snapshot_gen_, *g);
-    if (auto g = generation_of(name, "journal-", ".jsonl")) max_journal = std::max(max_journal, *g);
+    std::uint64_t g = 0;
+    const Name snap = parse_name(name, "snapshot-", ".hist", g);
+    if (snap == Name::Valid) snapshot_gen_ = std::max(snapshot_gen_, g);
+    const Name jour = parse_name(name, "journal-", ".jsonl", g);
+    if (jour == Name::Valid) journal_gens_.push_back(g);
+    if (snap == Name::Broken || jour == Name::Broken) broken.push_back(name);
   }
-  gen_ = std::max({max_journal, snapshot_gen_, std::uint64_t{1}});
+  if (!broken.empty()) {
+    std::sort(broken.begin(), broken.end());
+    std::string list;
+    for (const auto& b : broken) list += (list.empty() ? "" : ", ") + (fs::path(dir_) / b).string();
+    // Such a file may hold acknowledged outcomes that would never be replayed: say so
+    // instead of skipping it.
+    throw Error("journal folder " + dir_ + ": " + list +
+                " break the naming rule journal-<g>.jsonl / snapshot-<g>.hist (g a decimal number from 1, no leading "
+                "zeros, at most 18 digits); rename or move them away");
+  }
+  std::sort(journal_gens_.begin(), journal_gens_.end());
+  gen_ = std::max({journal_gens_.empty() ? 0 : journal_gens_.back(), snapshot_gen_, std::uint64_t{1}});
   open_current();
+}
+
+void OutcomeJournal::lock_folder() {
+  // Two servers appending to one folder rotate and remove each other's journals: refuse the
+  // second owner. flock() is released by the kernel when the process dies (kill -9 too).
+  const std::string path = (fs::path(dir_) / "lock").string();
+  lock_fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) throw Error(sys_error("cannot open journal lock " + path));
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int saved = errno;
+    char pid[32] = {};
+    const ssize_t n = ::pread(lock_fd_, pid, sizeof pid - 1, 0);
+    std::string owner = n > 0 ? std::string(pid, static_cast<std::size_t>(n)) : std::string();
+    while (!owner.empty() && (owner.back() == '\n' || owner.back() == ' ')) owner.pop_back();
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    if (saved == EWOULDBLOCK)
+      throw Error("journal folder " + dir_ + " is in use by another server" + (owner.empty() ? "" : " (pid " + owner + ")") +
+                  " holding " + path + ": two servers on one journal lose acknowledged outcomes; give each its own --journal");
+    errno = saved;
+    throw Error(sys_error("cannot lock " + path));
+  }
+  const std::string me = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, me.data(), me.size(), 0) < 0) {
+  }  // the pid is for the error message of a second server only; the lock is what counts
 }
 
 OutcomeJournal::~OutcomeJournal() {
   if (fd_ >= 0) ::close(fd_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
 std::string OutcomeJournal::journal_path(std::uint64_t gen) const {
@@ -92,7 +151,8 @@ void OutcomeJournal::open_current() {
 std::uint64_t OutcomeJournal::replay(
     const std::function<void(std::string_view, const std::string&, std::size_t)>& line) {
   std::uint64_t n = 0;
-  for (std::uint64_t g = std::max<std::uint64_t>(snapshot_gen_, 1); g <= gen_; ++g) {
+  for (const std::uint64_t g : journal_gens_) {
+    if (g < snapshot_gen_) continue;  // in the snapshot already
     const std::string path = journal_path(g);
     std::ifstream in(path, std::ios::binary);
     if (!in) continue;

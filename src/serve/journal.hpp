@@ -9,17 +9,24 @@
 // Journal format: one JSON outcome object per line (the fields of /v1/outcomes). A last
 // line without its newline is a write torn by a crash; it was never acknowledged, so it is
 // dropped (and cut off the file) at open.
+//
+// One owner: the folder is locked (flock on DIR/lock) for the journal's lifetime; a second
+// server on the same folder is refused at start. Generations are read from the folder's
+// listing; a file named like a journal or snapshot that breaks the naming rule
+// (journal-0057.jsonl) refuses the start, naming it, rather than being skipped.
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ttlpred::serve {
 
 class OutcomeJournal {
  public:
-  // Opens or creates the folder; trims a torn last line. Throws Error on I/O failure.
+  // Opens or creates the folder, locks it, trims a torn last line. Throws Error on I/O
+  // failure, when another journal holds the folder, or for a misnamed journal or snapshot.
   explicit OutcomeJournal(std::string dir);
   ~OutcomeJournal();
   OutcomeJournal(const OutcomeJournal&) = delete;
@@ -48,6 +55,7 @@ class OutcomeJournal {
   std::string journal_path(std::uint64_t gen) const;
   std::string snapshot_file(std::uint64_t gen) const;
   void open_current();
+  void lock_folder();
   void remove_older_than(std::uint64_t gen);
 
   std::string dir_;
@@ -55,6 +63,8 @@ class OutcomeJournal {
   std::uint64_t snapshot_gen_ = 0;   // 0: no snapshot
   std::uint64_t since_snapshot_ = 0;
   int fd_ = -1;
+  int lock_fd_ = -1;
+  std::vector<std::uint64_t> journal_gens_;  // journals found at open, ascending
 };
 
 }  // namespace ttlpred::serve

@@ -103,6 +103,12 @@ std::string Metrics::render(const Gauges& g) const {
   line(out, "ttlpred_history_observed_jobs", "", static_cast<double>(g.history_observed));
   out += "# HELP ttlpred_history_keys Distinct history keys tracked.\n# TYPE ttlpred_history_keys gauge\n";
   line(out, "ttlpred_history_keys", "", static_cast<double>(g.history_keys));
+  out += "# HELP ttlpred_history_capacity Most history keys kept (0: no limit; --history-capacity).\n"
+         "# TYPE ttlpred_history_capacity gauge\n";
+  line(out, "ttlpred_history_capacity", "", static_cast<double>(g.history_capacity));
+  out += "# HELP ttlpred_history_evicted_keys_total History keys dropped, least recently updated first, to stay "
+         "within the capacity.\n# TYPE ttlpred_history_evicted_keys_total counter\n";
+  line(out, "ttlpred_history_evicted_keys_total", "", static_cast<double>(g.history_evicted));
   out += "# HELP ttlpred_journal_outcomes_since_snapshot Outcomes a restart would replay.\n"
          "# TYPE ttlpred_journal_outcomes_since_snapshot gauge\n";
   line(out, "ttlpred_journal_outcomes_since_snapshot", "", static_cast<double>(g.journal_since_snapshot));

@@ -32,6 +32,8 @@ class Metrics {
     std::string model_version;
     std::uint64_t history_observed = 0;
     std::uint64_t history_keys = 0;
+    std::uint64_t history_capacity = 0;
+    std::uint64_t history_evicted = 0;
     std::uint64_t journal_since_snapshot = 0;
   };
   std::string render(const Gauges& g) const;

@@ -1,6 +1,7 @@
 #include "serve/service.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <vector>
@@ -39,6 +40,13 @@ JobReader& reader() {
   return r;
 }
 
+// Per-thread buffers stay warm for bodies up to this size; past it they are freed after the
+// request, so a few large bodies do not pin tens of MiB on every thread.
+constexpr std::size_t kKeepBufferBytes = 1u << 20;
+constexpr std::size_t kKeepRecords = 1024;
+
+void release_buffers();
+
 // Buffers reused by each server thread, so that a warm request does not allocate for them.
 struct Scratch {
   std::vector<JobRecord> records;
@@ -52,12 +60,28 @@ Scratch& scratch(std::size_t n) {
   return s;
 }
 
+void release_buffers() {
+  reader().release_if_large(kKeepBufferBytes);
+  Scratch& s = scratch(0);
+  if (s.records.size() > kKeepRecords) {
+    std::vector<JobRecord>().swap(s.records);
+    std::vector<Prediction>().swap(s.predictions);
+    std::vector<std::size_t>().swap(s.order);
+  }
+}
+
 void append_prediction(std::string& out, const Prediction& p) {
   out += "{\"expected_wall_s\":";
   append_number(out, p.expected_wall_s);
   out += ",\"safe_ttl_s\":";
   append_number(out, p.safe_ttl_s);
   out += p.capped ? ",\"capped\":true}" : ",\"capped\":false}";
+}
+
+std::string format_number(double v) {
+  std::string s;
+  append_number(s, v);
+  return s;
 }
 
 void append_json_string(std::string& out, const std::string& s) {
@@ -79,8 +103,9 @@ Reply guarded(F&& f) {
 
 }  // namespace
 
-std::shared_ptr<const LoadedModel> load_model(const std::string& path, const PredictorOptions& options) {
-  const std::vector<std::uint8_t> bytes = read_file_bytes(path);
+std::shared_ptr<const LoadedModel> load_model(const std::string& path, const PredictorOptions& options,
+                                              std::uint64_t max_bytes) {
+  const std::vector<std::uint8_t> bytes = read_regular_file(path, max_bytes);
   auto m = std::make_shared<LoadedModel>(
       LoadedModel{Predictor(parse_model_file(bytes, path), options, path), fnv1a_hex(bytes), path});
   // Warm up this thread's buffers and the plan once, so a broken plan fails here, not on
@@ -94,7 +119,13 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path, const Pre
 
 Service::Service(ServiceOptions options) : options_(std::move(options)) {
   if (options_.max_batch == 0) throw Error("--max-batch must be at least 1");
-  auto model = load_model(options_.model_path, options_.predictor);
+  if (!(options_.max_outcome_wall_s > 0) || !std::isfinite(options_.max_outcome_wall_s))
+    throw Error("--max-outcome-wall must be a finite number of seconds > 0");
+  if (options_.history_capacity != 0 && options_.history_capacity < 100)
+    throw Error("--history-capacity must be 0 (no limit) or at least 100 keys");
+  if (!(options_.outcome_kill_margin_s >= 0) || !std::isfinite(options_.outcome_kill_margin_s))
+    throw Error("--outcome-kill-margin must be a finite number of seconds >= 0");
+  auto model = load_model(options_.model_path, options_.predictor, options_.max_model_bytes);
   const HistoryConfig& cfg = model->predictor.encoder().history_config();
   if (!options_.journal_dir.empty()) {
     journal_ = std::make_unique<OutcomeJournal>(options_.journal_dir);
@@ -105,9 +136,13 @@ Service::Service(ServiceOptions options) : options_(std::move(options)) {
     }
   }
   if (!history_) history_.emplace(model->predictor.initial_history());
+  history_->set_capacity(options_.history_capacity);  // before the replay: bounded throughout
   if (journal_) {
     JobRecord r;
     replayed_ = journal_->replay([&](std::string_view text, const std::string& file, std::size_t line) {
+      if (options_.stop && options_.stop->load(std::memory_order_relaxed))
+        throw Error("stopped by a signal during the journal replay (at " + file + ":" + std::to_string(line) +
+                    "); the journal is unchanged");
       try {
         const json j = parse_body(text);
         job_from_json(j, JobUse::Outcome, -1, r);
@@ -127,6 +162,9 @@ std::uint64_t Service::history_observed() const {
 }
 
 Reply Service::predict(std::string_view body) {
+  struct Release {
+    ~Release() { release_buffers(); }
+  } release;
   return guarded([&]() -> Reply {
     const JobReader::Jobs jobs = reader().read(body, JobUse::Predict, options_.max_batch, scratch(0).records);
     const std::size_t n = jobs.count;
@@ -162,6 +200,9 @@ Reply Service::predict(std::string_view body) {
 }
 
 Reply Service::match(std::string_view body) {
+  struct Release {
+    ~Release() { release_buffers(); }
+  } release;
   return guarded([&]() -> Reply {
     const JobReader::Match req = reader().read_match(body, options_.max_batch, scratch(0).records);
     const JobRecord& slot = req.slot;
@@ -220,9 +261,9 @@ Reply Service::match(std::string_view body) {
       if (matched++) out += ',';
       out += "{\"index\":";
       out += std::to_string(i);
-      if (s.records[i].known(Field::JobId)) {
+      if (const std::string& id = reader().job_id_json(i); !id.empty()) {
         out += ",\"job_id\":";
-        append_number(out, s.records[i][Field::JobId]);
+        out += id;  // exactly as sent: a double would round 64-bit identifiers
       }
       out += ',';
       std::string pred;
@@ -250,7 +291,9 @@ Reply Service::outcomes(std::string_view body) {
     std::string lines;
     for (std::size_t i = 0; i < n; ++i) {
       const json& o = single ? j : j[i];
-      job_from_json(o, JobUse::Outcome, single ? -1 : static_cast<long>(i), records[i]);
+      const long index = single ? -1 : static_cast<long>(i);
+      job_from_json(o, JobUse::Outcome, index, records[i]);
+      check_outcome_bounds(records[i], index);
       lines += o.dump(-1, ' ', false, json::error_handler_t::replace);
       lines += '\n';
     }
@@ -288,6 +331,24 @@ Reply Service::outcomes(std::string_view body) {
   });
 }
 
+void Service::check_outcome_bounds(const JobRecord& r, long index) const {
+  const double wall = r[Field::WallTime];
+  auto refuse = [&](const std::string& why) {
+    std::string msg = "field 'wall_s' " + why;
+    if (index >= 0) msg += " (job " + std::to_string(index) + ")";
+    throw RequestError(400, msg, "wall_s", index);
+  };
+  if (wall > options_.max_outcome_wall_s)
+    refuse("is " + format_number(wall) + " s, above the longest run time accepted (" +
+           format_number(options_.max_outcome_wall_s) + " s, --max-outcome-wall)");
+  if (r.known(Field::RequestedTtl)) {
+    const double limit = r[Field::RequestedTtl] + options_.outcome_kill_margin_s;
+    if (wall > limit)
+      refuse("is " + format_number(wall) + " s, longer than the job's requested_ttl_s plus the kill margin (" +
+             format_number(limit) + " s, --outcome-kill-margin): such a job would have been killed");
+  }
+}
+
 void Service::snapshot_now() {
   std::lock_guard order(outcomes_mutex_);
   std::shared_lock lock(history_mutex_);
@@ -308,6 +369,8 @@ Reply Service::metrics_text() const {
     std::shared_lock lock(history_mutex_);
     g.history_observed = history_->observed();
     g.history_keys = history_->keys_tracked();
+    g.history_capacity = history_->capacity();
+    g.history_evicted = history_->evicted();
   }
   {
     std::lock_guard order(outcomes_mutex_);
@@ -319,7 +382,7 @@ Reply Service::metrics_text() const {
 std::string Service::reload_from(const std::string& path) {
   std::lock_guard guard(reload_mutex_);
   try {
-    auto fresh = load_model(path, options_.predictor);
+    auto fresh = load_model(path, options_.predictor, options_.max_model_bytes);
     {
       std::shared_lock lock(history_mutex_);
       if (!(fresh->predictor.encoder().history_config() == history_->config()))
@@ -348,9 +411,11 @@ Reply Service::reload(std::string_view body) {
       const json j = parse_body(body);
       if (!j.is_object()) throw RequestError(400, "the body must be empty or {\"path\": \"...\"}");
       for (const auto& [key, value] : j.items()) {
-        if (key != "path") throw RequestError(400, "unknown field '" + key + "' (expected path)", key);
+        if (key != "path") throw RequestError(400, "unknown field '" + shown_key(key) + "' (expected path)", shown_key(key));
         if (!value.is_string()) throw RequestError(400, "field 'path' must be a string", "path");
         path = value.get<std::string>();
+        // The system call would read the path only up to the NUL: another file than named.
+        if (path.find('\0') != std::string::npos) throw RequestError(400, "field 'path' holds a NUL character", "path");
       }
     }
     const std::string why = reload_from(path);

@@ -30,6 +30,23 @@ struct ServiceOptions {
   std::string journal_dir;              // "": outcomes live in memory only (not durable)
   std::size_t max_batch = 4096;         // jobs per /v1/predict or /v1/match request
   std::uint64_t snapshot_every = 100000;  // outcomes between history snapshots (0: never)
+  // Physical bounds of an outcome's wall_s (docs/service.md, "Security and limits"): one
+  // outcome feeds every prediction through the shared history keys, so a run time no job can
+  // have is refused rather than learned. ALICE kills a job at its TTL + 300 s
+  // (../shared/alice-facts.md), so no job runs longer than its request plus that margin.
+  double max_outcome_wall_s = 604800;  // 7 days: longer than any pilot (72 h) or batch queue limit
+  double outcome_kill_margin_s = 300;
+  // Set (by a signal watcher) to stop a start-up in progress: the journal replay checks it
+  // between lines, so SIGTERM is honoured however long the journal is. nullptr: never.
+  const std::atomic<bool>* stop = nullptr;
+  // Largest model file a load or reload reads (a reload path comes from a request: it must
+  // not be /dev/zero, a FIFO, or anything that is not a regular file of sane size).
+  std::uint64_t max_model_bytes = 1ull << 30;
+  // Most history keys kept (HistoryState::set_capacity; 0: no limit). Each key costs about
+  // 300 bytes, so the default bounds the state near 150 MB; outcomes with ever new user or
+  // production tags (617 k keys, +190 MB in 2 s) would otherwise grow it, and every snapshot,
+  // without limit. The least recently updated keys go first.
+  std::size_t history_capacity = 500000;
 };
 
 struct Reply {
@@ -45,8 +62,10 @@ struct LoadedModel {
   std::string path;
 };
 
-// Loads and checks a model file (throws Error naming the file and the problem).
-std::shared_ptr<const LoadedModel> load_model(const std::string& path, const PredictorOptions& options);
+// Loads and checks a model file (throws Error naming the file and the problem): a regular
+// file of at most `max_bytes`, opened without blocking (util/file_io.hpp, read_regular_file).
+std::shared_ptr<const LoadedModel> load_model(const std::string& path, const PredictorOptions& options,
+                                              std::uint64_t max_bytes = ServiceOptions{}.max_model_bytes);
 
 class Service {
  public:
@@ -80,6 +99,9 @@ class Service {
   const ServiceOptions& options() const { return options_; }
 
  private:
+  // Throws RequestError (400, field wall_s) for a run time outside ServiceOptions' bounds.
+  void check_outcome_bounds(const JobRecord& r, long index) const;
+
   ServiceOptions options_;
   std::atomic<std::shared_ptr<const LoadedModel>> model_;
   std::mutex reload_mutex_;  // one reload at a time

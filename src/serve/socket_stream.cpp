@@ -54,8 +54,11 @@ std::size_t SocketStream::receive(void* data, std::size_t size, boost::beast::er
       return 0;
     }
     // Shorten the kernel's wait only where it would overrun the deadline noticeably, so the
-    // common request (one segment, or several within the timeout) sets nothing.
-    if (receive_timeout_ > left + Millis(50)) set_receive_timeout(left);
+    // common request (one segment, or several within the timeout) sets nothing; lengthen it
+    // from the short wait for a first byte (the server hands an idle connection back to its
+    // poller after a few milliseconds) to what is left of the read timeout.
+    if (receive_timeout_ > left + Millis(50) || (receive_timeout_ == keep_alive_ && keep_alive_ < left))
+      set_receive_timeout(left);
   } else if (receive_timeout_ != keep_alive_) {
     set_receive_timeout(keep_alive_);
   }

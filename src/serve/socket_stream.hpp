@@ -21,7 +21,9 @@ class SocketStream {
   using Clock = std::chrono::steady_clock;
   using Millis = std::chrono::milliseconds;
 
-  // Does not own `fd`; sets its TCP_NODELAY and timeouts.
+  // Does not own `fd`; sets its TCP_NODELAY and timeouts. `keep_alive` is how long a read
+  // waits for a request's first byte (the server passes a few milliseconds and parks the
+  // connection in its poller when none comes).
   SocketStream(int fd, Millis keep_alive, Millis read_timeout, Millis write_timeout);
 
   // Called before each request: its clock starts now when `bytes_buffered` (a pipelined

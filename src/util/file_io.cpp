@@ -1,12 +1,15 @@
 #include "util/file_io.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <random>
+#include <string>
 
 #include "util/error.hpp"
 
@@ -34,6 +37,41 @@ std::vector<std::uint8_t> read_file_bytes(const std::string& path) {
   const bool failed = std::ferror(f);
   std::fclose(f);
   if (failed) throw InputError(path, 0, "read error");
+  return out;
+}
+
+std::vector<std::uint8_t> read_regular_file(const std::string& path, std::uint64_t max_bytes) {
+  if (path.empty()) throw InputError(path, 0, "empty path");
+  if (path.find('\0') != std::string::npos) throw InputError(path, 0, "the path holds a NUL byte");
+  // O_NONBLOCK: opening a FIFO without a writer returns at once instead of waiting.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw InputError(path, 0, "cannot open: " + errno_text());
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw InputError(path, 0, "cannot stat: " + errno_text());
+  if (!S_ISREG(st.st_mode)) throw InputError(path, 0, "not a regular file");
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
+    throw InputError(path, 0, "is " + std::to_string(st.st_size) + " bytes, above the limit of " +
+                                  std::to_string(max_bytes));
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(st.st_size));
+  std::size_t done = 0;
+  for (;;) {
+    if (done == out.size()) {
+      // The file may have grown since fstat: read on, but never past the limit.
+      if (out.size() >= max_bytes + 1) throw InputError(path, 0, "grew past the limit of " + std::to_string(max_bytes) + " bytes");
+      out.resize(std::min<std::uint64_t>(max_bytes + 1, out.size() + (1 << 16)));
+    }
+    const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw InputError(path, 0, "read error: " + errno_text());
+    if (n == 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  out.resize(done);
+  if (done > max_bytes) throw InputError(path, 0, "grew past the limit of " + std::to_string(max_bytes) + " bytes");
   return out;
 }
 

@@ -11,6 +11,12 @@ namespace ttlpred {
 
 std::vector<std::uint8_t> read_file_bytes(const std::string& path);
 
+// For paths that come from outside (a reload request): a regular file only, at most
+// `max_bytes`, opened without blocking. A FIFO would block the reader forever, /dev/zero
+// never ends, a NUL in the path would silently cut it: each is refused with InputError
+// naming the path and the reason, before anything is read.
+std::vector<std::uint8_t> read_regular_file(const std::string& path, std::uint64_t max_bytes);
+
 // Writes `bytes` to `path` atomically (temp file in the same folder + fsync + rename).
 void write_file_atomic(const std::string& path, std::span<const std::uint8_t> bytes);
 

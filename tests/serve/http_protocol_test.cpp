@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
+#include <vector>
 #include <string>
 #include <thread>
 
@@ -163,6 +165,110 @@ TEST(HttpProtocol, WrongMethodUnknownPathAndHugeHeadersGetJsonErrors) {
   EXPECT_EQ(s.service->metrics().errors(serve::Endpoint::Predict), 1u);  // the 405
   EXPECT_EQ(s.service->metrics().errors(serve::Endpoint::Other), 2u);    // the 404 and the 400
   EXPECT_EQ(s.service->metrics().errors(serve::Endpoint::Healthz), 1u);  // the 431
+}
+
+TEST(HttpProtocol, TransferEncodingNotEndingInChunkedIsRefusedAndNothingIsSmuggled) {
+  test::TestServer s(service_options());
+  // A body Beast would read as a second request if the framing were not refused.
+  const std::string smuggled = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (const std::string te : {"xchunked", "gzip", "chunked, identity", "identity", "chunked\r\nTransfer-Encoding: gzip"}) {
+    RawConnection c(s.port);
+    c.send_all("POST /v1/predict HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " + te + "\r\n\r\n" + smuggled);
+    bool closed = false;
+    const std::string got = c.read_for(3.0, &closed);
+    EXPECT_EQ(got.rfind("HTTP/1.1 400 ", 0), 0u) << te << ": " << got;
+    if (te.find('\r') == std::string::npos) {  // (Beast refuses a later header after chunked itself)
+      EXPECT_NE(got.find("Transfer-Encoding must end in chunked"), std::string::npos) << te << ": " << got;
+    }
+    EXPECT_EQ(count(got, "HTTP/1.1 "), 1u) << te << ": " << got;  // the smuggled request is never answered
+    EXPECT_TRUE(closed) << te;
+  }
+  {
+    RawConnection c(s.port);  // a coding under chunked that we cannot undo
+    c.send_all("POST /v1/predict HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n");
+    bool closed = false;
+    const std::string got = c.read_for(3.0, &closed);
+    EXPECT_EQ(got.rfind("HTTP/1.1 501 ", 0), 0u) << got;
+    EXPECT_TRUE(closed);
+  }
+  {
+    RawConnection c(s.port);  // plain chunked still works
+    const std::string job = R"({"user":"alice"})";
+    char size[16];
+    std::snprintf(size, sizeof size, "%zx", job.size());
+    c.send_all("POST /v1/predict HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + std::string(size) +
+               "\r\n" + job + "\r\n0\r\n\r\n");
+    const std::string got = c.read_for(1.0, nullptr, 100);
+    EXPECT_EQ(got.rfind("HTTP/1.1 200 ", 0), 0u) << got;
+    EXPECT_NE(got.find("safe_ttl_s"), std::string::npos) << got;
+  }
+  {
+    RawConnection c(s.port);
+    c.send_all("POST /admin/reload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n"
+               "Content-Length: 0\r\n\r\n");
+    bool closed = false;
+    const std::string got = c.read_for(3.0, &closed);
+    EXPECT_EQ(got.rfind("HTTP/1.1 400 ", 0), 0u) << got;
+    EXPECT_NE(got.find("more than one Authorization header"), std::string::npos) << got;
+    EXPECT_TRUE(closed);
+  }
+}
+
+TEST(HttpProtocol, AThousandIdleConnectionsDoNotStarveBusyOnes) {
+  serve::HttpOptions ho;  // the default 8 workers
+  ho.keep_alive_timeout_s = 30;
+  test::TestServer s(service_options(), ho);
+  // Idle clients of both kinds: connected and silent, and finished with one request and kept
+  // alive. Each used to hold a worker until its timeout: 8 of them stopped everything.
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < 1000; ++i) {
+    idle.push_back(std::make_unique<RawConnection>(s.port));
+    if (i % 2 == 1) {
+      idle.back()->send_all("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+      EXPECT_NE(idle.back()->read_for(2.0, nullptr, 20).find("200 OK"), std::string::npos) << i;
+    }
+  }
+  auto c = s.client();
+  for (int i = 0; i < 20; ++i) {
+    const auto start = Clock::now();
+    auto h = c.Get("/healthz");
+    auto p = c.Post("/v1/predict", R"({"user":"alice"})", "application/json");
+    const double took = std::chrono::duration<double>(Clock::now() - start).count();
+    ASSERT_TRUE(h && p);
+    EXPECT_EQ(h->status, 200);
+    EXPECT_EQ(p->status, 200);
+    EXPECT_LT(took, 0.5) << "round " << i;
+  }
+  // The idle ones are still served when they speak again.
+  for (int i : {0, 1, 998, 999}) {
+    idle[static_cast<std::size_t>(i)]->send_all("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_NE(idle[static_cast<std::size_t>(i)]->read_for(2.0, nullptr, 20).find("200 OK"), std::string::npos) << i;
+  }
+}
+
+TEST(HttpProtocol, IdleConnectionsCloseAtTheKeepAliveTimeoutAndTheLimitHolds) {
+  serve::HttpOptions ho;
+  ho.keep_alive_timeout_s = 2;
+  ho.max_connections = 20;
+  test::TestServer s(service_options(), ho);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the start-up probe's connection has gone
+  const auto start = Clock::now();
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < 20; ++i) idle.push_back(std::make_unique<RawConnection>(s.port));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  {
+    RawConnection over(s.port);  // the 21st: closed at once, unanswered
+    bool closed = false;
+    over.send_all("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_EQ(over.read_for(1.0, &closed), "");
+    EXPECT_TRUE(closed);
+  }
+  bool closed = false;
+  idle[0]->read_for(4.0, &closed);
+  const double after = std::chrono::duration<double>(Clock::now() - start).count();
+  EXPECT_TRUE(closed);  // by the poller, at --keep-alive-timeout
+  EXPECT_GT(after, 1.5);
+  EXPECT_LT(after, 3.5);
 }
 
 TEST(HttpProtocol, AClientTricklingItsRequestIsCutOffAtTheReadTimeout) {

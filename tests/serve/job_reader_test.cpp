@@ -51,12 +51,8 @@ struct Outcome {
 Outcome reference(std::string_view body, JobUse use, std::size_t max_batch) {
   Outcome o;
   try {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(body);
-    } catch (const nlohmann::json::exception& e) {
-      throw RequestError(400, std::string("malformed JSON: ") + e.what());
-    }
+    // The service's one JSON parse (nlohmann with its depth and size bounds).
+    const nlohmann::json j = serve::parse_json_body(body);
     const bool outcomes = use == JobUse::Outcome;
     o.single = j.is_object();
     if (!o.single && !j.is_array())
@@ -156,6 +152,15 @@ TEST(JobReader, ValidBodiesTakeTheFastPathAndMatchTheReference) {
                    R"({"price":2.2250738585072011e-308},{"price":1E+2},{"price":1e-2}])"));
 }
 
+TEST(JobReader, JobIdsAreIntegersOrStringsOnBothPaths) {
+  EXPECT_TRUE(same(R"([{"job_id":"alien-17"},{"job_id":1},{"job_id":null},{"job_id":"7","job_id":8},{"job_id":9,"job_id":"x"}])"));
+  same(R"({"job_id":0})");  // simdjson cannot tell 0 from -0: nlohmann's answer (accepted)
+  for (const char* bad : {R"({"job_id":1.5})", R"({"job_id":1e300})", R"({"job_id":-3})", R"({"job_id":-0})",
+                          R"({"job_id":1.0})", R"({"job_id":true})", R"({"job_id":[1]})"}) {
+    EXPECT_FALSE(same(bad)) << bad;
+  }
+}
+
 TEST(JobReader, ValidBodiesSimdjsonRefusesAreReadByNlohmann) {
   // Integers beyond 64 bits: nlohmann reads them as doubles.
   EXPECT_FALSE(same(R"({"job_id":18446744073709551616})"));
@@ -230,7 +235,8 @@ TEST(JobReader, BatchLimit) {
 }
 
 TEST(JobReader, DeepNesting) {
-  // Deeper than simdjson's 1024 levels: nlohmann reads it, and the answer is its error.
+  // Deeper than kMaxJsonDepth (64) and than simdjson's 1024 levels: the answer is the
+  // fallback's error, the same on both paths.
   for (int depth : {100, 1023, 1024, 1025, 5000}) {
     same(std::string(static_cast<std::size_t>(depth), '[') + std::string(static_cast<std::size_t>(depth), ']'));
     same("{\"user\":" + std::string(static_cast<std::size_t>(depth), '[') +
@@ -238,6 +244,8 @@ TEST(JobReader, DeepNesting) {
     same("[{\"user\":\"a\"},{\"site\":" + std::string(static_cast<std::size_t>(depth), '{') + "}]");  // unclosed
   }
   same(std::string(100000, '['));
+  same(std::string(64, '[') + std::string(64, ']'));
+  same(std::string(65, '[') + std::string(65, ']'));
 }
 
 // /v1/match bodies: the reader against read_match_nlohmann, which is the service's match
