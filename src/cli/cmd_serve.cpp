@@ -30,7 +30,7 @@ struct ServeOptions {
   BoundOptions bounds;
   std::size_t threads = 8, max_batch = 4096, max_body = 4u << 20, max_header = 16u << 10;
   std::uint64_t snapshot_every = 100000;
-  double max_outcome_wall_s = 604800, outcome_kill_margin_s = 300;
+  double max_outcome_wall_s = 604800, outcome_kill_margin_s = -1;
   std::uint64_t max_model_bytes = 1ull << 30;
   std::size_t history_capacity = 500000;
   std::size_t max_connections = 10000;
@@ -197,8 +197,8 @@ void add_serve_command(CLI::App& app) {
                   "prediction through the shared history)")
       ->capture_default_str();
   cmd->add_option("--outcome-kill-margin", o->outcome_kill_margin_s,
-                  "an outcome's wall_s may exceed its requested_ttl_s by at most this many seconds (jobs are killed "
-                  "at TTL + 300 s)")
+                  "refuse an outcome whose wall_s exceeds its requested_ttl_s by more than this many seconds: 300 "
+                  "for JAliEn, which kills jobs at TTL + 300 s; negative: no check (schedulers that let jobs overrun)")
       ->capture_default_str();
   cmd->add_option("--max-model-size", o->max_model_bytes,
                   "largest model file a start or reload reads, bytes (regular files only)")

@@ -123,8 +123,8 @@ Service::Service(ServiceOptions options) : options_(std::move(options)) {
     throw Error("--max-outcome-wall must be a finite number of seconds > 0");
   if (options_.history_capacity != 0 && options_.history_capacity < 100)
     throw Error("--history-capacity must be 0 (no limit) or at least 100 keys");
-  if (!(options_.outcome_kill_margin_s >= 0) || !std::isfinite(options_.outcome_kill_margin_s))
-    throw Error("--outcome-kill-margin must be a finite number of seconds >= 0");
+  if (std::isnan(options_.outcome_kill_margin_s) || !std::isfinite(options_.outcome_kill_margin_s))
+    throw Error("--outcome-kill-margin must be a finite number of seconds (negative: no check against the request)");
   auto model = load_model(options_.model_path, options_.predictor, options_.max_model_bytes);
   const HistoryConfig& cfg = model->predictor.encoder().history_config();
   if (!options_.journal_dir.empty()) {
@@ -341,7 +341,7 @@ void Service::check_outcome_bounds(const JobRecord& r, long index) const {
   if (wall > options_.max_outcome_wall_s)
     refuse("is " + format_number(wall) + " s, above the longest run time accepted (" +
            format_number(options_.max_outcome_wall_s) + " s, --max-outcome-wall)");
-  if (r.known(Field::RequestedTtl)) {
+  if (options_.outcome_kill_margin_s >= 0 && r.known(Field::RequestedTtl)) {
     const double limit = r[Field::RequestedTtl] + options_.outcome_kill_margin_s;
     if (wall > limit)
       refuse("is " + format_number(wall) + " s, longer than the job's requested_ttl_s plus the kill margin (" +

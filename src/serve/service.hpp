@@ -32,10 +32,14 @@ struct ServiceOptions {
   std::uint64_t snapshot_every = 100000;  // outcomes between history snapshots (0: never)
   // Physical bounds of an outcome's wall_s (docs/service.md, "Security and limits"): one
   // outcome feeds every prediction through the shared history keys, so a run time no job can
-  // have is refused rather than learned. ALICE kills a job at its TTL + 300 s
-  // (../shared/alice-facts.md), so no job runs longer than its request plus that margin.
+  // have is refused rather than learned. Where the scheduler kills a job at its request plus
+  // a margin, a longer run is impossible too: JAliEn kills at TTL + 300 s
+  // (../shared/alice-facts.md), so a JAliEn deployment sets the margin to 300. Batch
+  // schedulers do not always enforce requests (KTH-SP2 has a job that asked for 60 s and ran
+  // 3 945 s), and refusing such real outcomes would make the service's history differ from
+  // the trace eval and predict read; so by default (negative) the request is not checked.
   double max_outcome_wall_s = 604800;  // 7 days: longer than any pilot (72 h) or batch queue limit
-  double outcome_kill_margin_s = 300;
+  double outcome_kill_margin_s = -1;
   // Set (by a signal watcher) to stop a start-up in progress: the journal replay checks it
   // between lines, so SIGTERM is honoured however long the journal is. nullptr: never.
   const std::atomic<bool>* stop = nullptr;

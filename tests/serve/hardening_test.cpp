@@ -159,7 +159,9 @@ TEST(ServeHardening, HistoryMaximumIgnoresALoneExtremeValueAndNothingOverflows) 
 }
 
 TEST(ServeHardening, OutcomesOutsidePhysicalBoundsAreRefused) {
-  test::TestServer s(options_for(model_a()));
+  serve::ServiceOptions jalien = options_for(model_a());
+  jalien.outcome_kill_margin_s = 300;  // the broker kills at TTL + 300 s
+  test::TestServer s(jalien);
   auto c = s.client();
   const std::uint64_t observed0 = s.service->history_observed();
   json e = post(c, "/v1/outcomes", R"({"user":"mallory","wall_s":1e6})", 400);
@@ -177,6 +179,16 @@ TEST(ServeHardening, OutcomesOutsidePhysicalBoundsAreRefused) {
   post(c, "/v1/outcomes", R"({"user":"a","requested_ttl_s":72000,"wall_s":72300})", 200);
   post(c, "/v1/outcomes", R"({"user":"a","wall_s":604800})", 200);
   EXPECT_EQ(s.service->history_observed(), observed0 + 2);
+
+  // By default the request is not a bound: batch schedulers let jobs overrun theirs (a real
+  // KTH-SP2 job asked for 60 s and ran 3 945 s), and eval and predict learn from them.
+  test::TestServer lax(options_for(model_a()));
+  auto l = lax.client();
+  post(l, "/v1/outcomes", R"({"user":"a","requested_ttl_s":60,"wall_s":3945})", 200);
+  EXPECT_EQ(post(l, "/v1/outcomes", R"({"user":"a","wall_s":604801})", 400)["field"], "wall_s");
+  serve::ServiceOptions nan_margin = options_for(model_a());
+  nan_margin.outcome_kill_margin_s = std::nan("");
+  EXPECT_THROW(serve::Service bad(nan_margin), Error);
 }
 
 TEST(ServeHardening, OutcomeWritersNeedTheAdminTokenOffLoopback) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -38,7 +39,10 @@ json job_json(const JobTable& t, std::size_t row, serve::JobUse use) {
       if (code != kMissingCode) j[std::string(f.name)] = std::string(t.dict(f.field).value(code));
     } else {
       const double v = t.num(f.field)[row];
-      if (!std::isnan(v)) j[std::string(f.name)] = v;
+      if (std::isnan(v)) continue;
+      // job_id is an integer or a string on the wire, never a float.
+      if (f.field == Field::JobId) j[std::string(f.name)] = static_cast<std::uint64_t>(v);
+      else j[std::string(f.name)] = v;
     }
   }
   return j;
