@@ -2,7 +2,8 @@
 # Builds ttlpred and runs the whole test suite: release, then under ASan+UBSan, then the
 # whole tree compiled with AVX-512 flags (-march=x86-64-v4 + VNNI + BF16): it must build
 # warning-free on any host, and its tests run where the CPU has those instructions.
-# This is the README's test command and what CI runs.
+# This is the README's test command and what CI runs. TTLPRED_TEST_PRESETS picks a subset
+# (default "release asan avx512").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -18,7 +19,7 @@ avx512_runs=1
 for flag in avx512f avx512bw avx512vl avx512dq avx512cd avx512_vnni avx512_bf16; do
   grep -qw "$flag" /proc/cpuinfo || avx512_runs=0
 done
-for preset in release asan avx512; do
+for preset in ${TTLPRED_TEST_PRESETS:-release asan avx512}; do
   echo "== $preset: configure and build"
   extra=()
   [ "$preset" = release ] && extra=("${cuda[@]}")
