@@ -60,7 +60,8 @@ json post(httplib::Client& c, const std::string& path, const std::string& body, 
 std::vector<JobRecord> normal_outcomes(std::size_t n, unsigned seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
-  const std::vector<std::string> types = {"MC", "USER", "MERGE"};
+  // Static: a record's text fields are views into these strings.
+  static const std::vector<std::string> types = {"MC", "USER", "MERGE"};
   std::vector<JobRecord> out(n);
   for (std::size_t i = 0; i < n; ++i) {
     JobRecord& r = out[i];
@@ -394,6 +395,10 @@ std::size_t resident_bytes() {
 }
 
 TEST(ServeHardening, DeeplyNestedBodiesCostLittleMemory) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer keeps freed memory in quarantine: resident memory does not measure what the "
+                  "service keeps (the release build checks it)";
+#endif
   serve::HttpOptions ho;
   ho.threads = 16;
   test::TestServer s(options_for(model_a()), ho);
