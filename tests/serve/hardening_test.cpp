@@ -38,12 +38,7 @@ const std::string& model_a() {
   return path;
 }
 
-serve::ServiceOptions options_for(const std::string& model) {
-  serve::ServiceOptions o;
-  o.model_path = model;
-  o.max_batch = 300;
-  return o;
-}
+using test::options_for;
 
 json post(httplib::Client& c, const std::string& path, const std::string& body, int expect,
           const httplib::Headers& headers = {}) {

@@ -22,6 +22,14 @@
 
 namespace ttlpred::test {
 
+// Service options for `model` with the batch limit the tests use.
+inline serve::ServiceOptions options_for(const std::string& model) {
+  serve::ServiceOptions o;
+  o.model_path = model;
+  o.max_batch = 300;
+  return o;
+}
+
 inline const std::vector<std::string>& test_users() {
   static const std::vector<std::string> u = {"alice", "bob", "carol", "dave", "erin"};
   return u;

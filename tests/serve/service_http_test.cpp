@@ -42,12 +42,7 @@ const Models& models() {
   return m;
 }
 
-serve::ServiceOptions options_for(const std::string& model) {
-  serve::ServiceOptions o;
-  o.model_path = model;
-  o.max_batch = 300;
-  return o;
-}
+using test::options_for;
 
 json post(httplib::Client& c, const std::string& path, const std::string& body, int expect) {
   auto res = c.Post(path, body, "application/json");
