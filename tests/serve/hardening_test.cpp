@@ -29,14 +29,7 @@ namespace {
 
 using nlohmann::json;
 
-const std::string& model_a() {
-  static const std::string path = [] {
-    const std::string p = test::temp_dir() + "/hardening.model";
-    test::write_test_model(p, 1);
-    return p;
-  }();
-  return path;
-}
+const std::string& model_a() { return test::shared_test_model(); }
 
 using test::options_for;
 

@@ -21,14 +21,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const std::string& model_path() {
-  static const std::string path = [] {
-    const std::string p = test::temp_dir() + "/protocol.model";
-    test::write_test_model(p, 1);
-    return p;
-  }();
-  return path;
-}
+const std::string& model_path() { return test::shared_test_model(); }
 
 serve::ServiceOptions service_options() {
   serve::ServiceOptions o;

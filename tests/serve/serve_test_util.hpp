@@ -19,6 +19,7 @@
 #include "model/safe_ttl.hpp"
 #include "serve/http_server.hpp"
 #include "serve/service.hpp"
+#include "test_support.hpp"
 
 namespace ttlpred::test {
 
@@ -134,5 +135,15 @@ struct TestServer {
     return c;
   }
 };
+
+// One test model (seed 1) per test binary, written on first use.
+inline const std::string& shared_test_model() {
+  static const std::string path = [] {
+    const std::string p = temp_dir() + "/shared.model";
+    write_test_model(p, 1);
+    return p;
+  }();
+  return path;
+}
 
 }  // namespace ttlpred::test
