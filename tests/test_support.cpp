@@ -40,8 +40,9 @@ std::string shared_trace(const std::string& name) {
   return fs::exists(p) ? p.string() : std::string{};
 }
 
-int run_cli(const std::string& args, std::string* output) {
-  const std::string cmd = std::string("'") + TTLPRED_BINARY + "' " + args + " 2>&1";
+namespace {
+// Runs a shell command line; `output` gets what it writes to the pipe (its stdout).
+int run_shell(const std::string& cmd, std::string* output) {
   std::FILE* p = popen(cmd.c_str(), "r");
   if (!p) return -1;
   std::string out;
@@ -51,6 +52,29 @@ int run_cli(const std::string& args, std::string* output) {
   const int status = pclose(p);
   if (output) *output = std::move(out);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+}  // namespace
+
+int run_cli(const std::string& args, std::string* output) {
+  return run_shell(std::string("'") + TTLPRED_BINARY + "' " + args + " 2>&1", output);
+}
+
+int run_cli_split(const std::string& args, std::string* out, std::string* err) {
+  // stderr goes to a file of its own, so that the test sees which stream said what.
+  const std::string err_path = temp_dir() + "/stderr.txt";
+  std::string stdout_text;
+  const int rc = run_shell(std::string("'") + TTLPRED_BINARY + "' " + args + " 2> '" + err_path + "'", &stdout_text);
+  if (out) *out = std::move(stdout_text);
+  if (err) {
+    err->clear();
+    if (std::FILE* f = std::fopen(err_path.c_str(), "rb")) {
+      char buf[4096];
+      std::size_t n;
+      while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) err->append(buf, n);
+      std::fclose(f);
+    }
+  }
+  return rc;
 }
 
 std::string cli_binary() { return TTLPRED_BINARY; }

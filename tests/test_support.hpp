@@ -11,6 +11,8 @@ std::string shared_trace(const std::string& name);
 // Runs build/ttlpred with `args` (a shell-quoted string); returns the exit code and fills
 // `output` with stdout+stderr.
 int run_cli(const std::string& args, std::string* output);
+// The same with the two streams apart: `out` gets stdout, `err` stderr (either may be null).
+int run_cli_split(const std::string& args, std::string* out, std::string* err);
 // Path of the built ttlpred program (for tests that start it as a long-running process).
 std::string cli_binary();
 

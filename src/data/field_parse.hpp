@@ -163,7 +163,13 @@ inline bool split_integer_fields(std::string_view line, std::string_view* fields
     if (neg) ++p;
     const char* digits = p;
     std::int64_t v = 0;
-    while (p != end && static_cast<unsigned>(*p - '0') < 10u) v = v * 10 + (*p++ - '0');
+    // At most 18 digits are accumulated (10^18 - 1 fits in 63 bits): a longer run would
+    // overflow the signed accumulator; it is left to the general path, which parses it as a
+    // double.
+    while (p != end && static_cast<unsigned>(*p - '0') < 10u) {
+      if (p - digits < 18) v = v * 10 + (*p - '0');
+      ++p;
+    }
     if (p == digits || p - digits > 18 || (p != end && *p != ' ' && *p != '\t')) return false;
     if (n < max) {
       fields[n] = std::string_view(start, static_cast<std::size_t>(p - start));

@@ -42,14 +42,22 @@ TEST(InspectCli, JsonIsOneObject) {
 }
 
 TEST(InspectCli, ErrorsGoToStderrWithExitCodeOne) {
-  std::string out;
-  int rc = inspect("/no/such/file.swf", &out);
+  std::string out, err;
+  int rc = test::run_cli_split("inspect /no/such/file.swf", &out, &err);
   if (rc == 127) GTEST_SKIP() << "ttlpred not built";
   EXPECT_EQ(rc, 1);
-  EXPECT_NE(out.find("/no/such/file.swf: cannot open"), std::string::npos) << out;
-  rc = inspect("--format xml /no/such/file.swf", &out);
+  EXPECT_EQ(out, "");  // nothing on stdout, where a pipeline would read a summary
+  EXPECT_NE(err.find("/no/such/file.swf: cannot open"), std::string::npos) << err;
+  rc = test::run_cli_split("inspect --format xml /no/such/file.swf", &out, &err);
   EXPECT_EQ(rc, 1);
-  EXPECT_NE(out.find("--format must be auto, csv, swf or gwf"), std::string::npos) << out;
+  EXPECT_EQ(out, "");
+  EXPECT_NE(err.find("--format must be auto, csv, swf or gwf"), std::string::npos) << err;
+  // And a good run says nothing on stderr: its summary is all on stdout.
+  const std::string path = test::write_text_file("ok.csv", "job_id,wall_s\n1,100\n2,30\n");
+  rc = test::run_cli_split("inspect '" + path + "'", &out, &err);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(err, "");
+  EXPECT_NE(out.find("2 rows kept"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // skipped or comment.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <random>
 #include <string>
 
@@ -39,8 +40,17 @@ std::string mutate(std::string_view line, std::mt19937& rng) {
   return s;
 }
 
+// What a batch of fuzz cases came to: a regression that refuses whole files, or drops every
+// row, passes "never crashes" but not these counts.
+struct FuzzCounts {
+  int refused = 0;         // the whole input refused with an InputError
+  int with_rows = 0;       // at least one row kept
+  std::size_t rows = 0;    // rows kept over all cases
+};
+
 template <class Reader>
-void check_never_crashes(Reader reader, std::string_view header, std::uint32_t seed, int cases) {
+FuzzCounts check_never_crashes(Reader reader, std::string_view header, std::uint32_t seed, int cases) {
+  FuzzCounts counts;
   std::mt19937 rng(seed);
   for (int c = 0; c < cases; ++c) {
     std::string text(header);
@@ -57,35 +67,70 @@ void check_never_crashes(Reader reader, std::string_view header, std::uint32_t s
     ReadReport rep;
     try {
       test::read_memory(reader, text, rep, "fuzz");
-    } catch (const InputError&) {
-      continue;  // only a CSV whose header got damaged may refuse the whole file
+    } catch (const InputError& e) {
+      ++counts.refused;
+      // A refusal names the input and the line, like every input error.
+      EXPECT_NE(std::string(e.what()).find("fuzz:"), std::string::npos) << e.what();
+      continue;
     }
-    ASSERT_TRUE(rep.all_lines_accounted())
+    EXPECT_TRUE(rep.all_lines_accounted())
         << "case " << c << ": lines " << rep.lines << " rows " << rep.rows << " skipped " << rep.skipped_total()
         << " comments " << rep.comment_lines << " continuation " << rep.continuation_lines << "\n" << text;
-    ASSERT_LE(rep.examples.size(), ReadReport::kMaxExamples);
+    EXPECT_LE(rep.examples.size(), ReadReport::kMaxExamples);
+    counts.with_rows += rep.rows > 0;
+    counts.rows += rep.rows;
   }
+  std::printf("[fuzz] seed %u: %d cases, %d refused, %d with rows, %zu rows\n", seed, cases, counts.refused,
+              counts.with_rows, counts.rows);
+  return counts;
 }
 
-TEST(ReaderFuzz, SwfNeverCrashesAndAccountsForEveryLine) { check_never_crashes(read_swf, "; UnixStartTime: 5\n", 1, 3000); }
-TEST(ReaderFuzz, GwfNeverCrashesAndAccountsForEveryLine) { check_never_crashes(read_gwf, "# GWF\n", 2, 3000); }
-TEST(ReaderFuzz, CsvNeverCrashesAndAccountsForEveryLine) { check_never_crashes(read_csv, kCsvHeader, 3, 3000); }
+// The generator keeps the header intact, so SWF and GWF (no header to damage) may never refuse a
+// whole input, and most damaged inputs still hold valid lines: ~3/4 of the lines come from
+// kValid with 1-4 edits. The thresholds are half of what was measured (printed by the tests
+// as "[fuzz]"): the generator is seeded, so the counts only move when a reader's rules do.
+TEST(ReaderFuzz, SwfNeverCrashesAndAccountsForEveryLine) {
+  const FuzzCounts c = check_never_crashes(read_swf, "; UnixStartTime: 5\n", 1, 3000);
+  EXPECT_EQ(c.refused, 0);
+  EXPECT_GT(c.with_rows, 180);  // measured 367 of 3000
+}
+TEST(ReaderFuzz, GwfNeverCrashesAndAccountsForEveryLine) {
+  const FuzzCounts c = check_never_crashes(read_gwf, "# GWF\n", 2, 3000);
+  EXPECT_EQ(c.refused, 0);
+  EXPECT_GT(c.with_rows, 270);  // measured 549
+}
+TEST(ReaderFuzz, CsvNeverCrashesAndAccountsForEveryLine) {
+  // Only a damaged header refuses a CSV, and the header is never damaged here.
+  const FuzzCounts c = check_never_crashes(read_csv, kCsvHeader, 3, 3000);
+  EXPECT_EQ(c.refused, 0);
+  EXPECT_GT(c.with_rows, 230);  // measured 476
+}
 
+// SWF and GWF have no header: random bytes are read line by line, every line skipped or
+// kept, never refused whole. A CSV's first line is its header, and random bytes are not one.
 TEST(ReaderFuzz, PureRandomBytesNeverCrash) {
   std::mt19937 rng(4);
+  int refused[3] = {0, 0, 0};
   for (int c = 0; c < 2000; ++c) {
     std::string text(rng() % 300, '\0');
     for (auto& ch : text) ch = static_cast<char>(rng() % 256);
+    int k = 0;
     for (auto reader : {read_swf, read_gwf, read_csv}) {
       ReadReport rep;
       try {
         test::read_memory(reader, text, rep, "random");
       } catch (const InputError&) {
+        ++refused[k++];
         continue;
       }
+      ++k;
       ASSERT_TRUE(rep.all_lines_accounted()) << "case " << c;
     }
   }
+  std::printf("[fuzz] random bytes refused: swf %d, gwf %d, csv %d of 2000\n", refused[0], refused[1], refused[2]);
+  EXPECT_EQ(refused[0], 0);
+  EXPECT_EQ(refused[1], 0);
+  EXPECT_GT(refused[2], 1900);  // an empty input or a lucky one-field header may pass
 }
 
 }  // namespace

@@ -64,6 +64,22 @@ TEST(SwfReader, MapsEveryFieldOntoTheSchema) {
   EXPECT_NE(rep.notes[0].find("UnixStartTime 1000000"), std::string::npos);
 }
 
+// Integer fields longer than 18 digits leave the one-pass integer path (its 64-bit
+// accumulator would overflow: found by fuzz_trace_readers, undefined behaviour under UBSan)
+// for the general one, which reads them as doubles.
+TEST(SwfReader, IntegerFieldsOfMoreThan18DigitsAreReadAsDoubles) {
+  ReadReport rep;
+  const JobTable t = test::read_memory(
+      read_swf, "17777777777777777777777 0 0 10 1 -1 -1 1 60 -1 1 1 1 -1 3 -1 -1 -1\n999999999999999999 0 0 10 1 -1 -1 1 60 -1 1 1 1 -1 3 -1 -1 -1\n", rep);
+  ASSERT_EQ(t.rows(), 2u) << rep.skipped_total();
+  JobRecord r;
+  t.record(0, r);
+  EXPECT_DOUBLE_EQ(r[Field::JobId], 1.7777777777777777777777e22);
+  t.record(1, r);
+  EXPECT_EQ(r[Field::JobId], 999999999999999999.0);  // 18 digits: the integer path, rounded to a double
+  EXPECT_EQ(r[Field::WallTime], 10);
+}
+
 TEST(SwfReader, WithoutHeaderSubmitTimesStayRelative) {
   ReadReport rep;
   const JobTable t = test::read_memory(read_swf, "1 5 0 10 1 -1 -1 1 60 -1 1 1 1 -1 -1 -1 -1 -1\n", rep);

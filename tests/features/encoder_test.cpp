@@ -207,15 +207,33 @@ TEST(Encoder, BatchEqualsOneByOne) {
   }
   EXPECT_GT(oov, 0u);
 
-  // Training columns come out standardized: mean ~0, std ~1 over the training rows.
+  // Training columns come out standardized over the training rows, every one of them: mean 0,
+  // and the known values (missing ones encode to exactly 0, the training mean) have
+  // population std 1; a constant column encodes to 0 everywhere.
   std::vector<std::size_t> train(700);
   std::iota(train.begin(), train.end(), std::size_t{0});
   const EncodedBatch tb = e.encode_batch(f.table, train, &f.history);
+  std::size_t unit_std_columns = 0;
+  for (std::size_t k = 0; k < e.dense_width(); ++k) {
+    double sum = 0, sq = 0;
+    std::size_t nonzero = 0;
+    for (std::size_t i = 0; i < tb.rows; ++i) {
+      const double v = tb.dense_row(i)[k];
+      sum += v;
+      sq += v * v;
+      nonzero += v != 0.0;
+    }
+    EXPECT_NEAR(sum / static_cast<double>(tb.rows), 0.0, 1e-5) << names[k];
+    if (nonzero == 0) continue;  // constant in training
+    EXPECT_NEAR(sq / static_cast<double>(nonzero), 1.0, 1e-4) << names[k];
+    ++unit_std_columns;
+  }
+  // The history feature the test table is built to vary is among the standardized ones.
   const std::size_t user_mean_k = static_cast<std::size_t>(std::find(names.begin(), names.end(), "h_user_log_mean_k") - names.begin());
-  double sum = 0;
-  for (std::size_t i = 0; i < tb.rows; ++i) sum += tb.dense_row(i)[0];
-  EXPECT_NEAR(sum / tb.rows, 0.0, 1e-5);
-  EXPECT_LT(user_mean_k, e.dense_width());
+  ASSERT_LT(user_mean_k, e.dense_width());
+  EXPECT_GT(e.dense_columns()[user_mean_k].inv_std, 0.0);
+  EXPECT_NE(e.dense_columns()[user_mean_k].inv_std, 1.0);
+  EXPECT_GE(unit_std_columns, e.dense_width() / 2);
 }
 
 TEST(Encoder, SerializeRoundTripGivesIdenticalEncodings) {

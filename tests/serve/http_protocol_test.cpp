@@ -46,6 +46,24 @@ struct RawConnection {
   void send_all(const std::string& s) const {
     ASSERT_EQ(send(fd, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size()));
   }
+  // Everything received until `done(received)` holds, the server closes (closed = true) or
+  // `max_seconds` pass: event-driven, so a slow (sanitized, loaded) host only takes longer.
+  template <class Done>
+  std::string read_until(Done done, double max_seconds, bool* closed = nullptr) const {
+    std::string got;
+    char buf[4096];
+    const auto end = Clock::now() + std::chrono::duration<double>(max_seconds);
+    if (closed) *closed = false;
+    while (Clock::now() < end && !done(got)) {
+      const ssize_t n = recv(fd, buf, sizeof buf, 0);
+      if (n == 0) {
+        if (closed) *closed = true;
+        break;
+      }
+      if (n > 0) got.append(buf, static_cast<std::size_t>(n));
+    }
+    return got;
+  }
   // Everything received until the server closes (closed = true) or `seconds` pass.
   std::string read_for(double seconds, bool* closed = nullptr, std::size_t until_bytes = 0) const {
     std::string got;
@@ -69,6 +87,30 @@ std::string post_request(const std::string& body, const std::string& extra_heade
          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
+// Whole responses (status line, headers, Content-Length bytes of body) at the start of `s`,
+// 1xx interim ones included.
+std::size_t complete_responses(const std::string& s) {
+  std::size_t n = 0, at = 0;
+  while (at < s.size()) {
+    const std::size_t head_end = s.find("\r\n\r\n", at);
+    if (head_end == std::string::npos) break;
+    std::size_t length = 0;
+    const std::size_t cl = s.find("Content-Length: ", at);
+    if (cl != std::string::npos && cl < head_end) length = std::stoul(s.substr(cl + 16));
+    if (s.size() < head_end + 4 + length) break;
+    at = head_end + 4 + length;
+    ++n;
+  }
+  return n;
+}
+auto responses(std::size_t n) {
+  return [n](const std::string& got) { return complete_responses(got) >= n; };
+}
+// Generous upper bound of every wait below: nothing waits it out when the server behaves
+// (each read ends at the awaited reply or at the close), so it only matters on a host slowed
+// by sanitizers and a parallel ctest.
+constexpr double kPatience = 10.0;
+
 std::size_t count(const std::string& s, const std::string& what) {
   std::size_t n = 0;
   for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
@@ -81,7 +123,7 @@ TEST(HttpProtocol, PipelinedRequestsAreAnsweredInOrderOnOneConnection) {
   c.send_all(post_request(R"({"user":"alice"})") + post_request(R"([{"user":"bob"},{"user":"carol"}])") +
              "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
   bool closed = true;
-  const std::string got = c.read_for(0.5, &closed);
+  const std::string got = c.read_until(responses(3), kPatience, &closed);
   EXPECT_FALSE(closed);  // keep-alive: still open
   EXPECT_EQ(count(got, "HTTP/1.1 200 OK"), 3u) << got;
   const std::size_t single = got.find("\"expected_wall_s\""), batch = got.find("\"predictions\""),
@@ -96,10 +138,10 @@ TEST(HttpProtocol, ExpectContinueGetsAnInterimReplyBeforeTheBody) {
   const std::string body = R"({"user":"alice"})";
   c.send_all("POST /v1/predict HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: " +
              std::to_string(body.size()) + "\r\n\r\n");
-  const std::string interim = c.read_for(1.0, nullptr, 25);
+  const std::string interim = c.read_until(responses(1), kPatience);
   EXPECT_EQ(interim, "HTTP/1.1 100 Continue\r\n\r\n");
   c.send_all(body);
-  const std::string got = c.read_for(0.5);
+  const std::string got = c.read_until(responses(1), kPatience);
   EXPECT_EQ(got.rfind("HTTP/1.1 200 OK", 0), 0u) << got;
   EXPECT_NE(got.find("safe_ttl_s"), std::string::npos);
 }
@@ -110,7 +152,7 @@ TEST(HttpProtocol, Http10AndTheKeepAliveLimitCloseTheConnection) {
     RawConnection c(s.port);
     c.send_all("GET /healthz HTTP/1.0\r\n\r\n");
     bool closed = false;
-    const std::string got = c.read_for(2.0, &closed);
+    const std::string got = c.read_for(kPatience, &closed);
     EXPECT_TRUE(closed);
     EXPECT_EQ(got.rfind("HTTP/1.0 200 OK", 0), 0u) << got;
   }
@@ -121,7 +163,7 @@ TEST(HttpProtocol, Http10AndTheKeepAliveLimitCloseTheConnection) {
   const std::string get = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
   c.send_all(get + get + get);
   bool closed = false;
-  const std::string got = c.read_for(2.0, &closed);
+  const std::string got = c.read_for(kPatience, &closed);
   EXPECT_TRUE(closed);
   EXPECT_EQ(count(got, "HTTP/1.1 200 OK"), 2u) << got;  // the third is not served
   EXPECT_EQ(count(got, "Connection: close"), 1u) << got;
@@ -132,7 +174,7 @@ TEST(HttpProtocol, WrongMethodUnknownPathAndHugeHeadersGetJsonErrors) {
   {
     RawConnection c(s.port);
     c.send_all("GET /v1/predict HTTP/1.1\r\nHost: x\r\n\r\nDELETE /nowhere HTTP/1.1\r\nHost: x\r\n\r\n");
-    const std::string got = c.read_for(0.5);
+    const std::string got = c.read_until(responses(2), kPatience);
     EXPECT_NE(got.find("HTTP/1.1 405 Method Not Allowed"), std::string::npos) << got;
     EXPECT_NE(got.find("Allow: POST"), std::string::npos);
     EXPECT_NE(got.find("{\"error\":\"method not allowed\"}"), std::string::npos);
@@ -142,7 +184,7 @@ TEST(HttpProtocol, WrongMethodUnknownPathAndHugeHeadersGetJsonErrors) {
     RawConnection c(s.port);
     c.send_all("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Padding: " + std::string(20000, 'a') + "\r\n\r\n");
     bool closed = false;
-    const std::string got = c.read_for(2.0, &closed);
+    const std::string got = c.read_for(kPatience, &closed);
     EXPECT_EQ(got.rfind("HTTP/1.1 431 ", 0), 0u) << got.substr(0, 200);
     EXPECT_NE(got.find("\"error\":\"request headers too large\""), std::string::npos);
     EXPECT_TRUE(closed);
@@ -151,7 +193,7 @@ TEST(HttpProtocol, WrongMethodUnknownPathAndHugeHeadersGetJsonErrors) {
     RawConnection c(s.port);
     c.send_all("NOT HTTP AT ALL\r\n\r\n");
     bool closed = false;
-    const std::string got = c.read_for(2.0, &closed);
+    const std::string got = c.read_for(kPatience, &closed);
     EXPECT_EQ(got.rfind("HTTP/1.1 400 ", 0), 0u) << got;
     EXPECT_TRUE(closed);
   }
@@ -168,7 +210,7 @@ TEST(HttpProtocol, TransferEncodingNotEndingInChunkedIsRefusedAndNothingIsSmuggl
     RawConnection c(s.port);
     c.send_all("POST /v1/predict HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " + te + "\r\n\r\n" + smuggled);
     bool closed = false;
-    const std::string got = c.read_for(3.0, &closed);
+    const std::string got = c.read_for(kPatience, &closed);
     EXPECT_EQ(got.rfind("HTTP/1.1 400 ", 0), 0u) << te << ": " << got;
     if (te.find('\r') == std::string::npos) {  // (Beast refuses a later header after chunked itself)
       EXPECT_NE(got.find("Transfer-Encoding must end in chunked"), std::string::npos) << te << ": " << got;
@@ -180,7 +222,7 @@ TEST(HttpProtocol, TransferEncodingNotEndingInChunkedIsRefusedAndNothingIsSmuggl
     RawConnection c(s.port);  // a coding under chunked that we cannot undo
     c.send_all("POST /v1/predict HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n");
     bool closed = false;
-    const std::string got = c.read_for(3.0, &closed);
+    const std::string got = c.read_for(kPatience, &closed);
     EXPECT_EQ(got.rfind("HTTP/1.1 501 ", 0), 0u) << got;
     EXPECT_TRUE(closed);
   }
@@ -191,7 +233,7 @@ TEST(HttpProtocol, TransferEncodingNotEndingInChunkedIsRefusedAndNothingIsSmuggl
     std::snprintf(size, sizeof size, "%zx", job.size());
     c.send_all("POST /v1/predict HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + std::string(size) +
                "\r\n" + job + "\r\n0\r\n\r\n");
-    const std::string got = c.read_for(1.0, nullptr, 100);
+    const std::string got = c.read_until(responses(1), kPatience);
     EXPECT_EQ(got.rfind("HTTP/1.1 200 ", 0), 0u) << got;
     EXPECT_NE(got.find("safe_ttl_s"), std::string::npos) << got;
   }
@@ -200,7 +242,7 @@ TEST(HttpProtocol, TransferEncodingNotEndingInChunkedIsRefusedAndNothingIsSmuggl
     c.send_all("POST /admin/reload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n"
                "Content-Length: 0\r\n\r\n");
     bool closed = false;
-    const std::string got = c.read_for(3.0, &closed);
+    const std::string got = c.read_for(kPatience, &closed);
     EXPECT_EQ(got.rfind("HTTP/1.1 400 ", 0), 0u) << got;
     EXPECT_NE(got.find("more than one Authorization header"), std::string::npos) << got;
     EXPECT_TRUE(closed);
@@ -218,7 +260,7 @@ TEST(HttpProtocol, AThousandIdleConnectionsDoNotStarveBusyOnes) {
     idle.push_back(std::make_unique<RawConnection>(s.port));
     if (i % 2 == 1) {
       idle.back()->send_all("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
-      EXPECT_NE(idle.back()->read_for(2.0, nullptr, 20).find("200 OK"), std::string::npos) << i;
+      EXPECT_NE(idle.back()->read_until(responses(1), kPatience).find("200 OK"), std::string::npos) << i;
     }
   }
   auto c = s.client();
@@ -230,12 +272,14 @@ TEST(HttpProtocol, AThousandIdleConnectionsDoNotStarveBusyOnes) {
     ASSERT_TRUE(h && p);
     EXPECT_EQ(h->status, 200);
     EXPECT_EQ(p->status, 200);
-    EXPECT_LT(took, 0.5) << "round " << i;
+    // The defect this guards made such a round wait for idle connections' timeouts (seconds);
+    // 2 s leaves a sanitized build on a loaded host room while still catching it.
+    EXPECT_LT(took, 2.0) << "round " << i;
   }
   // The idle ones are still served when they speak again.
   for (int i : {0, 1, 998, 999}) {
     idle[static_cast<std::size_t>(i)]->send_all("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n");
-    EXPECT_NE(idle[static_cast<std::size_t>(i)]->read_for(2.0, nullptr, 20).find("200 OK"), std::string::npos) << i;
+    EXPECT_NE(idle[static_cast<std::size_t>(i)]->read_until(responses(1), kPatience).find("200 OK"), std::string::npos) << i;
   }
 }
 
@@ -255,10 +299,10 @@ TEST(HttpProtocol, ABurstOfSilentConnectionsDelaysNobody) {
   const double took = std::chrono::duration<double>(Clock::now() - start).count();
   ASSERT_TRUE(h);
   EXPECT_EQ(h->status, 200);
-  EXPECT_LT(took, 0.5);
+  EXPECT_LT(took, 2.0);  // the defect measured 6.1 s; 2 s is room for a sanitized, loaded host
   // And a silent one is served the moment it speaks.
   idle[500]->send_all("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n");
-  EXPECT_NE(idle[500]->read_for(2.0, nullptr, 20).find("200 OK"), std::string::npos);
+  EXPECT_NE(idle[500]->read_until(responses(1), kPatience).find("200 OK"), std::string::npos);
 }
 
 TEST(HttpProtocol, IdleConnectionsCloseAtTheKeepAliveTimeoutAndTheLimitHolds) {
@@ -275,15 +319,17 @@ TEST(HttpProtocol, IdleConnectionsCloseAtTheKeepAliveTimeoutAndTheLimitHolds) {
     RawConnection over(s.port);  // the 21st: closed at once, unanswered
     bool closed = false;
     over.send_all("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
-    EXPECT_EQ(over.read_for(1.0, &closed), "");
+    EXPECT_EQ(over.read_for(kPatience, &closed), "");
     EXPECT_TRUE(closed);
   }
   bool closed = false;
-  idle[0]->read_for(4.0, &closed);
+  idle[0]->read_for(kPatience, &closed);
   const double after = std::chrono::duration<double>(Clock::now() - start).count();
   EXPECT_TRUE(closed);  // by the poller, at --keep-alive-timeout
   EXPECT_GT(after, 1.5);
-  EXPECT_LT(after, 3.5);
+  // Not before the timeout is the property; the upper bound only says it closed in the end
+  // (the poller's tick and a slow host add to the 2 s).
+  EXPECT_LT(after, 2.0 + 0.5 * kPatience);
 }
 
 TEST(HttpProtocol, AClientTricklingItsRequestIsCutOffAtTheReadTimeout) {
@@ -301,11 +347,11 @@ TEST(HttpProtocol, AClientTricklingItsRequestIsCutOffAtTheReadTimeout) {
     if (send(c.fd, request.data() + i, 1, MSG_NOSIGNAL) != 1) break;
     got += c.read_for(0.1, &closed);
   }
-  got += c.read_for(1.0, &closed);
+  got += c.read_for(kPatience, &closed);
   const double waited = std::chrono::duration<double>(Clock::now() - start).count();
   EXPECT_TRUE(closed);
   EXPECT_GE(waited, 0.9);
-  EXPECT_LT(waited, 2.5);
+  EXPECT_LT(waited, 1.0 + 0.5 * kPatience);  // cut off, not served: the bound only needs to end
   EXPECT_EQ(got.rfind("HTTP/1.1 408 ", 0), 0u) << got;
 }
 

@@ -154,13 +154,17 @@ struct Child {
   }
 };
 
-std::uint64_t observed_from_metrics(httplib::Client& c) {
+// The value of one metric line (name and labels as printed, e.g. `x{result="ok"}`);
+// ~0 when the server did not answer or the line is absent.
+std::uint64_t metric_value(httplib::Client& c, const std::string& name_and_labels) {
   auto m = c.Get("/metrics");
   if (!m) return ~0ull;
-  const std::string key = "\nttlpred_history_observed_jobs ";
+  const std::string key = "\n" + name_and_labels + " ";
   const auto at = m->body.find(key);
   return at == std::string::npos ? ~0ull : std::stoull(m->body.substr(at + key.size()));
 }
+
+std::uint64_t observed_from_metrics(httplib::Client& c) { return metric_value(c, "ttlpred_history_observed_jobs"); }
 
 TEST(ServeProcess, KillNineLosesNoAcknowledgedOutcome) {
   if (!fs::exists(test::cli_binary())) GTEST_SKIP() << "build the ttlpred target first";
@@ -203,14 +207,27 @@ TEST(ServeProcess, SighupReloadsTheModelFileAndRefusesABrokenOne) {
   fs::copy_file(model_path(2), live, fs::copy_options::overwrite_existing);
   kill(c.pid, SIGHUP);
   std::string v2 = v1;
-  for (int i = 0; i < 200 && v2 == v1; ++i) {
+  for (int i = 0; i < 2000 && v2 == v1; ++i) {  // up to 20 s on a slow host
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     v2 = version();
   }
   EXPECT_NE(v2, v1);
+  const std::string ok = "ttlpred_model_reloads_total{result=\"ok\"}";
+  const std::string refused = "ttlpred_model_reloads_total{result=\"refused\"}";
+  EXPECT_EQ(metric_value(http, ok), 1u);
+  EXPECT_EQ(metric_value(http, refused), 0u);
   { std::ofstream(live, std::ios::trunc) << "garbage"; }
   kill(c.pid, SIGHUP);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // The refused-reload counter says the reload was attempted and refused; a version that
+  // merely stays the same would also hold if the signal were never acted on. Polled, so a
+  // slow (sanitized, loaded) host only waits longer: up to 20 s.
+  std::uint64_t refusals = 0;
+  for (int i = 0; i < 2000 && refusals != 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    refusals = metric_value(http, refused);
+  }
+  EXPECT_EQ(refusals, 1u);
+  EXPECT_EQ(metric_value(http, ok), 1u);
   EXPECT_EQ(version(), v2);  // still serving the last good model
   auto r = http.Post("/v1/predict", R"({"user":"alice"})", "application/json");
   ASSERT_TRUE(r);

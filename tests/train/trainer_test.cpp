@@ -35,7 +35,15 @@ TEST(Trainer, LearnsNoisyFunctionNearNoiseFloor) {
   EXPECT_NEAR(oracle, 0.5, 0.05);
   EXPECT_LT(model, 1.15 * oracle) << "oracle " << oracle;
   EXPECT_NEAR(model, r.best_val_rmse_hours, 1e-3);
-  EXPECT_EQ(r.history.size() >= r.best_epoch, true);
+  // The best epoch is a real epoch, flagged in the history, and holds the smallest
+  // validation RMSE of all epochs: the weights handed back are that epoch's.
+  ASSERT_GE(r.best_epoch, 1u);
+  ASSERT_LE(r.best_epoch, r.history.size());
+  const EpochStats& best = r.history[r.best_epoch - 1];
+  EXPECT_EQ(best.epoch, r.best_epoch);
+  EXPECT_TRUE(best.best);
+  EXPECT_EQ(best.val_rmse_hours, r.best_val_rmse_hours);
+  for (const EpochStats& st : r.history) EXPECT_GE(st.val_rmse_hours, r.best_val_rmse_hours);
 }
 
 // A log-space target predicts a median; smearing must bring the RMSE back near the mean's.

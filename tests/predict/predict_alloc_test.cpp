@@ -1,0 +1,86 @@
+// Predictor::predict is the service's hot path: after a thread's first call with a given
+// batch size it must not touch the heap (its scratch is thread-local and only grows). Run
+// here under a global operator new that counts; this replacement applies to the whole
+// test_predict binary but counts only while a test switches it on.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "predict/predictor.hpp"
+#include "test_model_file.hpp"
+#include "test_support.hpp"
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<std::size_t> g_allocations{0};
+
+void* counted_malloc(std::size_t n) noexcept {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(n == 0 ? 1 : n);
+}
+void* counted_or_throw(std::size_t n) {
+  if (void* p = counted_malloc(n)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+
+// Every form whose memory our operator delete frees, so that allocation and release always
+// pair up under AddressSanitizer. Aligned forms are left to the library (they pair with the
+// library's aligned delete).
+void* operator new(std::size_t n) { return counted_or_throw(n); }
+void* operator new[](std::size_t n) { return counted_or_throw(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace ttlpred {
+namespace {
+
+TEST(PredictHotPath, NoHeapAllocationAfterTheFirstCallOfABatchSize) {
+  const std::string path = test::temp_dir() + "/alloc.model";
+  test::write_test_model(path, 2);
+  const Predictor p = Predictor::load(path, {});
+  const HistoryState history = p.initial_history();
+  std::vector<JobRecord> jobs(8);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i][Field::SubmitTime] = 1.8e9 + static_cast<double>(i);
+    jobs[i].text(Field::User) = test::test_users()[i % 5];
+    jobs[i].text(Field::JobType) = i % 2 ? "MC" : "a job type long enough to defeat the small string optimization";
+    jobs[i][Field::CpuCores] = 8;
+    if (i % 2) jobs[i][Field::RequestedTtl] = 7200;
+  }
+  std::vector<Prediction> out(jobs.size());
+  p.predict(jobs, history, out);  // first call: the thread's scratch grows to 8 jobs
+
+  g_allocations = 0;
+  g_counting = true;
+  double checksum = 0;
+  for (int round = 0; round < 100; ++round) {
+    p.predict(jobs, history, out);
+    p.predict(std::span<const JobRecord>(jobs.data(), 3), history, std::span<Prediction>(out.data(), 3));
+    checksum += out[0].safe_ttl_s;
+  }
+  g_counting = false;
+  EXPECT_EQ(g_allocations.load(), 0u);
+  EXPECT_GT(checksum, 0.0);
+
+  // The counter works: a larger batch grows the scratch once.
+  std::vector<JobRecord> more(64, jobs[1]);
+  std::vector<Prediction> more_out(more.size());
+  g_counting = true;
+  p.predict(more, history, more_out);
+  g_counting = false;
+  EXPECT_GT(g_allocations.load(), 0u);
+}
+
+}  // namespace
+}  // namespace ttlpred
