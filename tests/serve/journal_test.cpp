@@ -206,15 +206,17 @@ TEST(ServeProcess, SighupReloadsTheModelFileAndRefusesABrokenOne) {
   const std::string v1 = version();
   fs::copy_file(model_path(2), live, fs::copy_options::overwrite_existing);
   kill(c.pid, SIGHUP);
-  std::string v2 = v1;
-  for (int i = 0; i < 2000 && v2 == v1; ++i) {  // up to 20 s on a slow host
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    v2 = version();
-  }
-  EXPECT_NE(v2, v1);
   const std::string ok = "ttlpred_model_reloads_total{result=\"ok\"}";
   const std::string refused = "ttlpred_model_reloads_total{result=\"refused\"}";
-  EXPECT_EQ(metric_value(http, ok), 1u);
+  // The counter moves just after the new model is in place: wait for it, not the version.
+  std::uint64_t reloads = 0;
+  for (int i = 0; i < 2000 && reloads != 1; ++i) {  // up to 20 s on a slow host
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    reloads = metric_value(http, ok);
+  }
+  EXPECT_EQ(reloads, 1u);
+  const std::string v2 = version();
+  EXPECT_NE(v2, v1);
   EXPECT_EQ(metric_value(http, refused), 0u);
   { std::ofstream(live, std::ios::trunc) << "garbage"; }
   kill(c.pid, SIGHUP);
