@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "data/csv_column_map.hpp"
 #include "data/read_report.hpp"
 #include "data/trace_readers.hpp"
 #include "engine/isa.hpp"
@@ -11,8 +12,26 @@
 namespace ttlpred::cli {
 
 JobTable load_trace(const std::string& path, bool quiet, std::string* format) {
+  return load_trace(path, TraceInput{}, quiet, format);
+}
+
+void add_trace_input_options(CLI::App& cmd, TraceInput& input, bool with_format) {
+  if (with_format)
+    cmd.add_option("--format", input.format, "trace format: auto (from extension, then content), csv, swf, gwf, sacct")
+      ->capture_default_str();
+  cmd.add_option("--map", input.map,
+                 "CSV column mapping target=Column,... (e.g. submit=SubmitTime,start=StartTime,end=EndTime,user=Owner); "
+                 "implies CSV");
+}
+
+JobTable load_trace(const std::string& path, const TraceInput& input, bool quiet, std::string* format) {
+  TraceReadOptions options;
+  const auto f = format_by_name(input.format);
+  if (!f) throw Error("--format must be auto, csv, swf, gwf or sacct, not '" + input.format + "'");
+  options.format = *f;
+  if (!input.map.empty()) options.column_map = parse_csv_column_map(input.map);
   ReadReport report;
-  JobTable t = read_trace(path, report);
+  JobTable t = read_trace(path, report, options);
   if (format) *format = report.format;
   if (!quiet || report.skipped_total() > 0 || !report.warnings.empty()) {
     std::fprintf(stderr, "read %s: %zu rows (%s)", report.path.c_str(), report.rows, report.format.c_str());

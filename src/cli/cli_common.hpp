@@ -17,6 +17,17 @@ namespace ttlpred::cli {
 // to stderr, counted. `format`, when given, receives the format read ("csv", "swf", "gwf").
 JobTable load_trace(const std::string& path, bool quiet = false, std::string* format = nullptr);
 
+// How a command reads its trace: --format (auto, csv, swf, gwf, sacct) and --map (a CSV
+// column mapping, "submit=SubmitTime,user=UserName"; docs/data-format.md).
+struct TraceInput {
+  std::string format = "auto";
+  std::string map;
+};
+// `with_format` false where the command's --format already names its output (predict).
+void add_trace_input_options(CLI::App& cmd, TraceInput& input, bool with_format = true);
+// load_trace with the format and column map of `input`; throws Error on a bad --format/--map.
+JobTable load_trace(const std::string& path, const TraceInput& input, bool quiet = false, std::string* format = nullptr);
+
 // The help text of every --data option (one wording for all commands).
 inline constexpr const char* kDataHelp = "trace file (CSV, SWF, GWF, optionally .gz), or - for standard input";
 
