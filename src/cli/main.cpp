@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   ttlpred::cli::add_bench_command(app);
   ttlpred::cli::add_serve_command(app);
   ttlpred::cli::add_model_command(app);
+  ttlpred::cli::add_export_command(app);
+  ttlpred::cli::add_import_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
