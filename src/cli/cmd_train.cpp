@@ -120,6 +120,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--srste-decay", o->fit.compression.srste_decay, "SR-STE: decay on the pruned weights")
       ->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "no per-epoch progress");
+  add_config_and_environment(*cmd);
   cmd->callback([o, cmd] { run_train(*o, *cmd); });
 }
 
