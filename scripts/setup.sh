@@ -19,6 +19,7 @@ packages=(
   libcpp-httplib-dev                             # HTTP client of the service tests
   libonnx-dev libprotobuf-dev                    # ONNX export/import: the ONNX protobuf classes and checker
   python3-onnx python3-numpy                     # ONNX interop tests: graphs built with onnx's Python helper API
+  libsystemd-dev                                 # `ttlpred serve` tells systemd it is ready (Type=notify unit)
 )
 
 missing=()

@@ -1,5 +1,6 @@
 // `ttlpred serve`: the prediction service for the job broker (docs/service.md).
 #include <pthread.h>
+#include <systemd/sd-daemon.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -148,6 +149,10 @@ void run_serve(const ServeOptions& o) {
   // Scripts and tests read the port from this line (it matters with --listen HOST:0).
   std::printf("listening on %s\n", serve::listen_url(ho.host, port).c_str());
   std::fflush(stdout);
+  // Under systemd (Type=notify, packaging/ttlpred.service) the unit becomes active only now,
+  // with the model loaded, the journal replayed and the socket bound, so units ordered after
+  // it find a service that answers. Without NOTIFY_SOCKET this does nothing.
+  sd_notify(0, "READY=1");
 
   bool stopped_early = false;
   {
