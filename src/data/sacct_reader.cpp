@@ -4,6 +4,7 @@
 // time of the machine that ran it without a zone; they are read as UTC, so export with
 // TZ=UTC. Durations are the difference of two instants of the same clock either way.
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <optional>
@@ -142,7 +143,7 @@ void read_sacct(LineSource& src, JobTable& out, ReadReport& rep) {
   rep.format = "sacct";
   if (rep.path.empty()) rep.path = src.name();
   std::vector<std::optional<SacctField>> columns;
-  std::array<std::size_t, kNumKnown> at{};  // 1-based column of each known field, 0 = absent
+  std::array<std::size_t, kNumKnown> at{};  // by SacctField: its 1-based column, 0 = absent
   bool have_header = false;
   std::size_t steps = 0, timeouts = 0, unfinished_jobs = 0;
   std::string_view line;
@@ -172,10 +173,11 @@ void read_sacct(LineSource& src, JobTable& out, ReadReport& rep) {
         for (std::size_t k = 0; k < kNumKnown; ++k)
           if (kKnown[k].name == name) {
             which = kKnown[k].field;
-            if (at[k])
+            auto& slot = at[static_cast<std::size_t>(kKnown[k].field)];
+            if (slot)
               throw InputError(rep.path, ln, "sacct field " + std::string(trim(f[i])) + " appears twice (columns " +
-                                                 std::to_string(at[k]) + " and " + std::to_string(i + 1) + ")");
-            at[k] = i + 1;
+                                                 std::to_string(slot) + " and " + std::to_string(i + 1) + ")");
+            slot = i + 1;
           }
         if (!which)
           rep.warnings.push_back("unknown sacct field " + quote_for_message(trim(f[i])) + " (column " + std::to_string(i + 1) + ") ignored");
