@@ -191,9 +191,9 @@ parse::NumberStatus instant(std::string_view t, double& v) {
 
 }  // namespace
 
-void read_csv(LineSource& src, JobTable& out, ReadReport& rep) { read_csv(src, out, rep, CsvColumnMap{}); }
+void read_csv(LineSource& src, JobTable& out, ReadReport& rep) { read_csv_mapped(src, out, rep, CsvColumnMap{}); }
 
-void read_csv(LineSource& src, JobTable& out, ReadReport& rep, const CsvColumnMap& map) {
+void read_csv_mapped(LineSource& src, JobTable& out, ReadReport& rep, const CsvColumnMap& map) {
   rep.format = "csv";
   if (rep.path.empty()) rep.path = src.name();
   std::optional<Header> header;

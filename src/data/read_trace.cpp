@@ -119,7 +119,7 @@ std::string read_standard_input() {
 JobTable read_lines(LineSource& src, ReadReport& report, TraceFormat format, const CsvColumnMap& map) {
   JobTable table;
   switch (format) {
-    case TraceFormat::Csv: read_csv(src, table, report, map); break;
+    case TraceFormat::Csv: read_csv_mapped(src, table, report, map); break;
     case TraceFormat::Sacct: read_sacct(src, table, report); break;
     case TraceFormat::Swf: read_swf(src, table, report); break;
     case TraceFormat::Gwf: read_gwf(src, table, report); break;

@@ -22,7 +22,7 @@ std::optional<TraceFormat> format_by_name(std::string_view name);
 // ALICE-style CSV: a header of schema field names, RFC-4180 quoting, empty = unknown.
 void read_csv(LineSource& src, JobTable& out, ReadReport& report);
 // The same with a column mapping (--map): foreign header names read as schema columns.
-void read_csv(LineSource& src, JobTable& out, ReadReport& report, const CsvColumnMap& map);
+void read_csv_mapped(LineSource& src, JobTable& out, ReadReport& report, const CsvColumnMap& map);
 // Standard Workload Format (Parallel Workloads Archive), incl. Alea's field 20 queue name.
 void read_swf(LineSource& src, JobTable& out, ReadReport& report);
 // Grid Workloads Archive format: 29 tab-separated fields, '#' comments.
