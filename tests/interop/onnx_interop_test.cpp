@@ -224,6 +224,32 @@ TEST(OnnxImport, HelperApiMlpServesThroughPredict) {
   EXPECT_NEAR(served, predict_one(p, r).expected_wall_s, 1e-6 * served) << res->body;
 }
 
+TEST(OnnxCli, ExportImportAndModelInfoThroughTheProgram) {
+  const std::string dir = test::temp_dir();
+  std::string out;
+  int rc = test::run_cli("export --model '" + test::shared_test_model() + "' --onnx '" + dir + "/cli.onnx'", &out);
+  if (rc == 127) GTEST_SKIP() << "ttlpred not built";
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("cli.json"), std::string::npos) << out;
+  rc = test::run_cli("import --onnx '" + dir + "/cli.onnx' --encoder '" + dir + "/cli.json' --out '" + dir + "/cli.model'", &out);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("imported"), std::string::npos) << out;
+  rc = test::run_cli("model info --json '" + dir + "/cli.model'", &out);
+  ASSERT_EQ(rc, 0) << out;
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["architecture"]["layers"].size(), 2u);
+  EXPECT_EQ(j["config"]["imported_onnx"], "cli.onnx");
+  rc = test::run_cli("model info '" + dir + "/cli.model'", &out);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("architecture"), std::string::npos) << out;
+  // A sidecar that is not one: refused naming it.
+  const std::string junk = dir + "/junk.json";
+  std::ofstream(junk) << "{\"format\": \"something else\"}";
+  rc = test::run_cli("import --onnx '" + dir + "/cli.onnx' --encoder '" + junk + "' --out '" + dir + "/x.model'", &out);
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(out.find("junk.json: not a ttlpred ONNX sidecar"), std::string::npos) << out;
+}
+
 TEST(OnnxExport, OnnxRuntimeComputesWhatTtlpredComputes) {
   std::string python;
   for (const std::string& py : {std::string("python3"), std::string("/usr/bin/python3")})
