@@ -69,7 +69,7 @@ TEST(JobLogCli, InspectReadsTheSacctSample) {
   ASSERT_EQ(rc, 0) << out;
   const auto j = nlohmann::json::parse(out);
   EXPECT_EQ(j["format"], "sacct");
-  EXPECT_EQ(j["rows"], 9);
+  EXPECT_EQ(j["rows"], 8);
   EXPECT_EQ(j["columns"]["status"]["distinct"], 7);  // COMPLETED TIMEOUT FAILED CANCELLED OUT_OF_MEMORY RUNNING PENDING
 }
 
