@@ -58,10 +58,7 @@ onnx::ModelProto mlp_to_onnx(const MlpModel& mlp, const std::string& doc) {
   std::string x = kDenseInput;
   if (!mlp.embeddings.empty()) {
     add_io(g.add_input(), kCategoriesInput, onnx::TensorProto::INT64, static_cast<std::int64_t>(mlp.embeddings.size()));
-    auto* concat = g.add_node();
-    concat->set_op_type("Concat");
-    concat->set_name("concat_features");
-    concat->add_input(kDenseInput);
+    std::vector<std::string> parts = {kDenseInput};
     for (std::size_t i = 0; i < mlp.embeddings.size(); ++i) {
       const auto& e = mlp.embeddings[i];
       const std::string id = std::to_string(i);
@@ -72,8 +69,13 @@ onnx::ModelProto mlp_to_onnx(const MlpModel& mlp, const std::string& doc) {
       add_float_tensor(g, "embedding_" + id, {e.cardinality, e.dim}, e.table);
       int_attr(add_node(g, "Gather", "category_" + id, {kCategoriesInput, "category_index_" + id}, "category_" + id), "axis", 1);
       int_attr(add_node(g, "Gather", "embed_" + id, {"embedding_" + id, "category_" + id}, "embedded_" + id), "axis", 0);
-      concat->add_input("embedded_" + id);
+      parts.push_back("embedded_" + id);
     }
+    // After the gathers: ONNX wants nodes in topological order.
+    auto* concat = g.add_node();
+    concat->set_op_type("Concat");
+    concat->set_name("concat_features");
+    for (const auto& p : parts) concat->add_input(p);
     concat->add_output("features");
     int_attr(concat, "axis", 1);
     x = "features";
