@@ -23,7 +23,11 @@ cleanup() {
 trap cleanup EXIT
 "$build/ttlpred" generate --jobs 3000 --seed 5 --out "$work/trace.csv" >/dev/null
 "$build/ttlpred" train --data "$work/trace.csv" --out "$work/model" --epochs 2 --hidden 32 --quiet >/dev/null 2>&1
-"$build/ttlpred" serve --model "$work/model" --listen 127.0.0.1:0 >"$work/serve.log" 2>&1 &
+# With an admin token, as a deployment runs it: the checker then also sees /v1/outcomes and
+# /admin/reload refuse requests without it (401), as the document says.
+head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/token"
+chmod 600 "$work/token"
+"$build/ttlpred" serve --model "$work/model" --listen 127.0.0.1:0 --admin-token-file "$work/token" >"$work/serve.log" 2>&1 &
 server=$!
 url=
 for _ in $(seq 100); do
@@ -33,5 +37,5 @@ for _ in $(seq 100); do
 done
 [ -n "$url" ] || { cat "$work/serve.log"; echo "check-openapi: the service did not start"; exit 1; }
 echo "check-openapi: $url, $examples examples per operation"
-"$python" -m schemathesis.cli run "$url/openapi.json" --checks all --hypothesis-max-examples "$examples" \
+"$python" -m schemathesis.cli run "$url/openapi.json" --checks all -H "Authorization: Bearer $(cat "$work/token")" --hypothesis-max-examples "$examples" \
   --hypothesis-seed 1 --hypothesis-suppress-health-check all --show-errors-tracebacks
