@@ -26,12 +26,12 @@ std::string iso(long s, const char* zone = "") {
   return buf;
 }
 
-// 150 jobs whose run time depends on the user and cores, as sacct writes them; every tenth
+// 300 jobs (train needs 191 to fit and calibrate) whose run time depends on the user and cores, as sacct writes them; every tenth
 // hits its limit (TIMEOUT).
 std::string sacct_trace() {
   std::string t = "JobID|User|Account|Partition|QOS|Submit|Start|End|Elapsed|Timelimit|ReqCPUS|ReqMem|State\n";
   const char* users[] = {"alice", "bob", "carol"};
-  for (int i = 0; i < 150; ++i) {
+  for (int i = 0; i < 300; ++i) {
     const int cores = 1 << (i % 3);
     const long limit = 7200;
     long wall = 600 + 900L * (i % 3) + 300L * cores + (i * 37) % 300;
@@ -52,7 +52,7 @@ std::string sacct_trace() {
 std::string db_export_trace() {
   std::string t = "JobNumber,Owner,Queue,SubmitTime,StartTime,EndTime,Cores,LimitSeconds,FinalState\n";
   const char* users[] = {"alice", "bob", "carol"};
-  for (int i = 0; i < 150; ++i) {
+  for (int i = 0; i < 300; ++i) {
     const int cores = 1 << (i % 3);
     const long wall = 600 + 900L * (i % 3) + 300L * cores + (i * 37) % 300;
     const long submit = 600L * i, start = submit + 60;
@@ -102,8 +102,8 @@ TEST(JobLogCli, TrainsOnSacctAndOnAMappedIsoCsv) {
   ASSERT_EQ(rc, 0) << out;
   auto j = nlohmann::json::parse(out);
   EXPECT_EQ(j["training"]["trace_format"], "sacct");
-  EXPECT_EQ(j["training"]["eligible_rows"], 150);
-  EXPECT_EQ(j["training"]["train_rows"], 120);
+  EXPECT_EQ(j["training"]["eligible_rows"], 300);
+  EXPECT_EQ(j["training"]["train_rows"], 240);
 
   rc = test::run_cli("train --data '" + csv + "' --map '" + kDbMap + "' --out '" + dir + "/csv.model' --epochs 3 --hidden 16 --quiet", &out);
   ASSERT_EQ(rc, 0) << out;
@@ -111,7 +111,7 @@ TEST(JobLogCli, TrainsOnSacctAndOnAMappedIsoCsv) {
   ASSERT_EQ(rc, 0) << out;
   j = nlohmann::json::parse(out);
   EXPECT_EQ(j["training"]["trace_format"], "csv");
-  EXPECT_EQ(j["training"]["train_rows"], 120);
+  EXPECT_EQ(j["training"]["train_rows"], 240);
   EXPECT_EQ(j["architecture"]["layers"][0]["out"], 16);
   EXPECT_EQ(j["variant"], "fp32-fused");
   EXPECT_FALSE(j["training"]["data_hash"].get<std::string>().empty());
