@@ -49,7 +49,7 @@ TEST(InspectCli, ErrorsGoToStderrWithExitCodeOne) {
   EXPECT_NE(out.find("/no/such/file.swf: cannot open"), std::string::npos) << out;
   rc = inspect("--format xml /no/such/file.swf", &out);
   EXPECT_EQ(rc, 1);
-  EXPECT_NE(out.find("--format must be auto, csv, swf or gwf"), std::string::npos) << out;
+  EXPECT_NE(out.find("--format must be auto, csv, swf, gwf or sacct"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -258,8 +258,18 @@ TEST(OnnxExport, OnnxRuntimeComputesWhatTtlpredComputes) {
       break;
     }
   if (python.empty()) GTEST_SKIP() << "onnxruntime not installed (optional: scripts/setup-optional.sh)";
-  const auto& e = exported();
+  // The acceptance path: a model trained by `ttlpred train` (the default 3x256 network),
+  // exported by `ttlpred export`.
+  const std::string dir = test::temp_dir();
+  std::string out;
+  int rc = test::run_cli("generate --jobs 3000 --seed 4 --out '" + dir + "/trace.csv'", &out);
+  if (rc == 127) GTEST_SKIP() << "ttlpred not built";
+  ASSERT_EQ(rc, 0) << out;
+  ASSERT_EQ(test::run_cli("train --data '" + dir + "/trace.csv' --out '" + dir + "/trained.model' --epochs 2 --quiet", &out), 0) << out;
+  ASSERT_EQ(test::run_cli("export --model '" + dir + "/trained.model' --onnx '" + dir + "/trained.onnx'", &out), 0) << out;
+  const Exported e{dir + "/trained.model", dir + "/trained.onnx", dir + "/trained.json"};
   const ModelFile m = load_model_file(e.model);
+  ASSERT_EQ(m.mlp.layers.size(), 4u);
   // Random encoded inputs, and ttlpred's fp32 engine on them.
   std::mt19937_64 rng(11);
   std::normal_distribution<float> nd(0, 1);
@@ -271,15 +281,15 @@ TEST(OnnxExport, OnnxRuntimeComputesWhatTtlpredComputes) {
     for (std::size_t k = 0; k < m.mlp.embeddings.size(); ++k)
       cats[r * m.mlp.embeddings.size() + k] = static_cast<std::uint32_t>(rng() % m.mlp.embeddings[k].cardinality);
   const engine::Plan plan = engine::compile(m.mlp, engine::Variant::Fp32);
-  std::vector<float> out(rows);
-  plan.predict(dense.data(), cats.data(), rows, out.data());
+  std::vector<float> t(rows);
+  plan.predict(dense.data(), cats.data(), rows, t.data());
   nlohmann::json cases;
   for (std::size_t r = 0; r < rows; ++r) {
     cases["dense"].push_back(std::vector<float>(dense.begin() + static_cast<long>(r * m.mlp.dense_inputs),
                                                 dense.begin() + static_cast<long>((r + 1) * m.mlp.dense_inputs)));
     cases["categories"].push_back(std::vector<std::uint32_t>(cats.begin() + static_cast<long>(r * m.mlp.embeddings.size()),
                                                              cats.begin() + static_cast<long>((r + 1) * m.mlp.embeddings.size())));
-    cases["t"].push_back(out[r]);
+    cases["t"].push_back(t[r]);
   }
   const std::string path = test::temp_dir() + "/ort-cases.json";
   std::ofstream(path) << cases.dump();
