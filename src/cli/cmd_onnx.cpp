@@ -16,6 +16,7 @@ namespace {
 
 struct ExportOptions {
   std::string model, onnx, sidecar;
+  bool int8 = false;
 };
 
 struct ImportOptions {
@@ -32,11 +33,13 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--model", o->model, "model file")->required();
   cmd->add_option("--onnx", o->onnx, "ONNX file to write (atomically)")->required();
   cmd->add_option("--sidecar", o->sidecar, "sidecar JSON to write (default: the ONNX path with .json)");
+  cmd->add_flag("--int8", o->int8,
+                "the int8-static variant as a QDQ graph (needs the model's int8 calibration: ttlpred quantize)");
   cmd->callback([o] {
     const ModelFile m = load_model_file(o->model);
     const std::string side = o->sidecar.empty() ? interop::sidecar_path_for(o->onnx) : o->sidecar;
-    interop::export_onnx(m, o->onnx, side);
-    std::printf("wrote %s (opset 13, fp32) and %s\n", o->onnx.c_str(), side.c_str());
+    interop::export_onnx(m, o->onnx, side, o->int8);
+    std::printf("wrote %s (opset 13, %s) and %s\n", o->onnx.c_str(), o->int8 ? "int8 QDQ" : "fp32", side.c_str());
   });
 }
 

@@ -5,6 +5,7 @@
 #include "features/encoder.hpp"
 #include "interop/onnx_graph.hpp"
 #include "interop/sidecar.hpp"
+#include "quant/calibration_io.hpp"
 #include "util/error.hpp"
 #include "util/file_io.hpp"
 #include "util/version.hpp"
@@ -18,11 +19,26 @@ std::string sidecar_path_for(const std::string& onnx_path) {
   return onnx_path + ".json";
 }
 
-void export_onnx(const ModelFile& m, const std::string& onnx_path, const std::string& sidecar_path) {
+void export_onnx(const ModelFile& m, const std::string& onnx_path, const std::string& sidecar_path, bool int8) {
   const std::string base = onnx_path.substr(onnx_path.rfind('/') + 1);
-  const onnx::ModelProto proto =
-      mlp_to_onnx(m.mlp, "ttlpred run-time model (fp32). Inputs and output are described by the sidecar " +
-                             sidecar_path.substr(sidecar_path.rfind('/') + 1) + " (docs/interop.md).");
+  const std::string doc = std::string("ttlpred run-time model (") + (int8 ? "int8-static, QDQ" : "fp32") +
+                          "). Inputs and output are described by the sidecar " + sidecar_path.substr(sidecar_path.rfind('/') + 1) +
+                          " (docs/interop.md).";
+  onnx::ModelProto proto;
+  if (int8) {
+    if (m.int8_calibration.empty())
+      throw Error("ONNX export --int8: the model has no int8 calibration (run `ttlpred quantize`, or train with --qat int8)");
+    const quant::CalibrationTable table = quant::parse_calibration(m.int8_calibration, "model int8 calibration");
+    Int8Layers q;
+    for (const auto& r : table.layer_inputs) {
+      q.act_lo.push_back(r.lo);
+      q.act_hi.push_back(r.hi);
+    }
+    q.act_qmax = table.act_qmax > 0 ? table.act_qmax : 255.0f;
+    proto = mlp_to_onnx_int8(m.mlp, q, doc);
+  } else {
+    proto = mlp_to_onnx(m.mlp, doc);
+  }
   std::string bytes;
   if (!proto.SerializeToString(&bytes)) throw Error(onnx_path + ": could not serialize the ONNX graph");
   const std::string side = sidecar_json(m, base).dump(2) + "\n";

@@ -25,6 +25,17 @@ inline constexpr int kOpset = 13;
 // The graph of `mlp`; `doc` goes into the model's doc_string. Checked with onnx's checker.
 onnx::ModelProto mlp_to_onnx(const MlpModel& mlp, const std::string& doc);
 
+// The int8-static variant as QDQ: each layer's input goes through Clip, QuantizeLinear and
+// DequantizeLinear (u8, per tensor, the calibrated range and code limit `act_qmax` of
+// quant::CalibrationTable), its weight is int8 per output channel with DequantizeLinear
+// (axis 0), exactly the rounding rules of quant/fake_quant.hpp; biases stay float. Runtimes
+// that fuse QDQ (ONNX Runtime, TensorRT) run it in int8.
+struct Int8Layers {
+  std::vector<float> act_lo, act_hi;  // one range per layer input
+  float act_qmax = 255.0f;
+};
+onnx::ModelProto mlp_to_onnx_int8(const MlpModel& mlp, const Int8Layers& q, const std::string& doc);
+
 // An MLP of the supported shape back from an ONNX graph: Gemm, or MatMul followed by Add,
 // with Relu / LeakyRelu(alpha 0.01) between layers; Gather/Concat embeddings as above;
 // Identity, Dropout (inference: identity) and Flatten of a 2-D tensor pass through.

@@ -12,6 +12,7 @@
 
 #include <onnx/checker.h>
 
+#include "engine/compile_model_file.hpp"
 #include "engine/plan.hpp"
 #include "engine/reference_mlp.hpp"
 #include "interop/onnx_files.hpp"
@@ -294,6 +295,19 @@ TEST(OnnxExport, OnnxRuntimeComputesWhatTtlpredComputes) {
   const std::string path = test::temp_dir() + "/ort-cases.json";
   std::ofstream(path) << cases.dump();
   EXPECT_EQ(shell(python + " '" + here("onnxruntime_check.py") + "' '" + e.onnx + "' '" + path + "' 1e-5"), 0);
+
+  // The int8-static variant as QDQ, against ttlpred's int8-static plan on the same inputs:
+  // the same int8 grid, but ONNX Runtime rounds x / scale where ttlpred's kernels round
+  // x * (1 / scale) and requantize from int32 sums, so a code may differ by one step; judged
+  // against one standard deviation of the target (floor 1).
+  ASSERT_EQ(test::run_cli("quantize --model '" + e.model + "' --calib '" + dir + "/trace.csv' --out '" + dir + "/q.model'", &out), 0) << out;
+  ASSERT_EQ(test::run_cli("export --int8 --model '" + dir + "/q.model' --onnx '" + dir + "/q.onnx'", &out), 0) << out;
+  const ModelFile qm = load_model_file(dir + "/q.model");
+  const engine::Plan qplan = engine::compile(qm, engine::Variant::Int8Static, {}, "q.model");
+  qplan.predict(dense.data(), cats.data(), rows, t.data());
+  for (std::size_t r = 0; r < rows; ++r) cases["t"][r] = t[r];
+  std::ofstream(path) << cases.dump();
+  EXPECT_EQ(shell(python + " '" + here("onnxruntime_check.py") + "' '" + dir + "/q.onnx' '" + path + "' 1e-2 1"), 0);
 }
 
 }  // namespace
