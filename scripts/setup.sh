@@ -17,6 +17,9 @@ packages=(
   ocl-icd-opencl-dev                             # OpenCL headers and loader: oneDNN's CMake config requires them
   libboost-dev                                   # Boost.Beast: HTTP/1.1 for `ttlpred serve`
   libcpp-httplib-dev                             # HTTP client of the service tests
+  libonnx-dev libprotobuf-dev                    # ONNX export/import: the ONNX protobuf classes and checker
+  python3-onnx python3-numpy                     # ONNX interop tests: graphs built with onnx's Python helper API
+  libsystemd-dev                                 # `ttlpred serve` tells systemd it is ready (Type=notify unit)
 )
 
 missing=()

@@ -1,7 +1,10 @@
 #include "cli/cli_common.hpp"
 
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
 
+#include "data/csv_column_map.hpp"
 #include "data/read_report.hpp"
 #include "data/trace_readers.hpp"
 #include "engine/isa.hpp"
@@ -10,9 +13,103 @@
 
 namespace ttlpred::cli {
 
+std::string environment_name(const CLI::App& cmd, const std::string& option) {
+  std::string env = "TTLPRED_";
+  for (const std::string& part : {cmd.get_name(), option}) {
+    for (char c : part) env += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    env += '_';
+  }
+  env.pop_back();
+  return env;
+}
+
+void add_config_and_environment(CLI::App& cmd) {
+  for (CLI::Option* opt : cmd.get_options()) {
+    if (opt->get_lnames().empty()) continue;  // positional, or -h only
+    const std::string& name = opt->get_lnames().front();
+    // The admin token has its own variable, TTLPRED_ADMIN_TOKEN (serve/admin_token.hpp).
+    if (name == "help" || name == "admin-token") continue;
+    opt->envname(environment_name(cmd, name));
+  }
+  cmd.add_option("--config")
+      ->description("read options from this file: TOML (name = value, [" + cmd.get_name() +
+                                 "] section optional) or INI for a .ini file; the command line and TTLPRED_" +
+                                 environment_name(cmd, "").substr(8) + "* environment variables win over it")
+      ->check(CLI::ExistingFile);
+}
+
+std::vector<std::string> expand_config_file(const CLI::App& app, std::vector<std::string> args) {
+  // The command, and its --config.
+  std::size_t cmd_at = args.size();
+  const CLI::App* cmd = nullptr;
+  for (std::size_t i = 0; i < args.size() && !cmd; ++i)
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      if (sub->get_name() == args[i]) {
+        cmd = sub;
+        cmd_at = i;
+        break;
+      }
+  if (!cmd || !cmd->get_option_no_throw("--config")) return args;
+  std::string file;
+  for (std::size_t i = cmd_at + 1; i < args.size(); ++i) {
+    if (args[i] == "--config" && i + 1 < args.size()) file = args[i + 1];
+    else if (args[i].rfind("--config=", 0) == 0) file = args[i].substr(9);
+  }
+  if (file.empty()) return args;
+  std::vector<CLI::ConfigItem> items;
+  try {
+    const bool ini = file.size() > 4 && file.compare(file.size() - 4, 4, ".ini") == 0;
+    items = ini ? CLI::ConfigINI().from_file(file) : CLI::ConfigTOML().from_file(file);
+  } catch (const CLI::Error& e) {
+    throw Error(file + ": cannot read the config file: " + e.what());
+  }
+  auto given_on_command_line = [&](const std::string& name) {
+    for (std::size_t i = cmd_at + 1; i < args.size(); ++i)
+      if (args[i] == "--" + name || args[i].rfind("--" + name + "=", 0) == 0) return true;
+    return false;
+  };
+  std::vector<std::string> from_file;
+  for (const auto& item : items) {
+    if (item.name == "++" || item.name == "--") continue;  // CLI11's section markers
+    if (!(item.parents.empty() || (item.parents.size() == 1 && item.parents[0] == cmd->get_name())))
+      throw Error(file + ": section [" + item.parents[0] + "] is not [" + cmd->get_name() + "]");
+    const CLI::Option* opt = cmd->get_option_no_throw("--" + item.name);
+    if (!opt || item.name == "config" || item.name == "help")
+      throw Error(file + ": '" + item.name + "' is not an option of ttlpred " + cmd->get_name() + " (see ttlpred " +
+                  cmd->get_name() + " --help)");
+    if (given_on_command_line(item.name) || std::getenv(environment_name(*cmd, item.name).c_str())) continue;
+    if (opt->get_expected_min() == 0) {  // a flag: --name=true|false
+      from_file.push_back("--" + item.name + "=" + (item.inputs.empty() ? std::string("true") : item.inputs.front()));
+      continue;
+    }
+    from_file.push_back("--" + item.name);
+    for (const auto& v : item.inputs) from_file.push_back(v);
+  }
+  args.insert(args.begin() + static_cast<long>(cmd_at) + 1, from_file.begin(), from_file.end());
+  return args;
+}
+
 JobTable load_trace(const std::string& path, bool quiet, std::string* format) {
+  return load_trace(path, TraceInput{}, quiet, format);
+}
+
+void add_trace_input_options(CLI::App& cmd, TraceInput& input, bool with_format) {
+  if (with_format)
+    cmd.add_option("--format", input.format, "trace format: auto (from extension, then content), csv, swf, gwf, sacct")
+      ->capture_default_str();
+  cmd.add_option("--map", input.map,
+                 "CSV column mapping target=Column,... (e.g. submit=SubmitTime,start=StartTime,end=EndTime,user=Owner); "
+                 "implies CSV");
+}
+
+JobTable load_trace(const std::string& path, const TraceInput& input, bool quiet, std::string* format) {
+  TraceReadOptions options;
+  const auto f = format_by_name(input.format);
+  if (!f) throw Error("--format must be auto, csv, swf, gwf or sacct, not '" + input.format + "'");
+  options.format = *f;
+  if (!input.map.empty()) options.column_map = parse_csv_column_map(input.map);
   ReadReport report;
-  JobTable t = read_trace(path, report);
+  JobTable t = read_trace(path, report, options);
   if (format) *format = report.format;
   if (!quiet || report.skipped_total() > 0 || !report.warnings.empty()) {
     std::fprintf(stderr, "read %s: %zu rows (%s)", report.path.c_str(), report.rows, report.format.c_str());

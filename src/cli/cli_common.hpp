@@ -17,6 +17,28 @@ namespace ttlpred::cli {
 // to stderr, counted. `format`, when given, receives the format read ("csv", "swf", "gwf").
 JobTable load_trace(const std::string& path, bool quiet = false, std::string* format = nullptr);
 
+// How a command reads its trace: --format (auto, csv, swf, gwf, sacct) and --map (a CSV
+// column mapping, "submit=SubmitTime,user=UserName"; docs/data-format.md).
+struct TraceInput {
+  std::string format = "auto";
+  std::string map;
+};
+// `with_format` false where the command's --format already names its output (predict).
+void add_trace_input_options(CLI::App& cmd, TraceInput& input, bool with_format = true);
+// load_trace with the format and column map of `input`; throws Error on a bad --format/--map.
+JobTable load_trace(const std::string& path, const TraceInput& input, bool quiet = false, std::string* format = nullptr);
+
+// `--config FILE` (TOML, or INI for a .ini file) and an environment variable for every option
+// of `cmd`: TTLPRED_<COMMAND>_<OPTION> (`serve --max-batch` <- TTLPRED_SERVE_MAX_BATCH). Call
+// after the command's options are declared. Precedence: command line, then environment,
+// then the config file, then the default.
+void add_config_and_environment(CLI::App& cmd);
+// What main() parses: `args` (argv without the program name, in order) with the options of a
+// `--config FILE` given to a command of add_config_and_environment put in front of that
+// command's own. Throws Error naming the file and key for an unreadable file, a section that
+// is not the command, or a key that is not one of its options.
+std::vector<std::string> expand_config_file(const CLI::App& app, std::vector<std::string> args);
+
 // The help text of every --data option (one wording for all commands).
 inline constexpr const char* kDataHelp = "trace file (CSV, SWF, GWF, optionally .gz), or - for standard input";
 

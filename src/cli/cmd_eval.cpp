@@ -24,13 +24,14 @@ struct EvalOptions {
   double split = 0.8, alpha = 0.01;
   BoundOptions bounds;
   bool json = false, allow_overlap = false, allow_schema_mismatch = false;
+  TraceInput input;
 };
 
 void run_eval(const EvalOptions& o) {
   check_prediction_format(o.per_job_format);
   const Predictor predictor = Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds));
   std::string format;
-  JobTable trace = load_trace(o.data, o.json, &format);
+  JobTable trace = load_trace(o.data, o.input, o.json, &format);
   check_model_fits_trace(predictor, o.model, trace, format, o.allow_schema_mismatch);
   const ChronologicalSplit split = chronological_split(std::move(trace), o.split);
   const ModelCheck overlap = check_split_overlap(predictor.model(), split, "model " + o.model);
@@ -68,6 +69,7 @@ void add_eval_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval", "Score a model on the part of a trace after the chronological split");
   cmd->add_option("--model", o->model, "model file")->required();
   cmd->add_option("--data", o->data, kDataHelp)->required();
+  add_trace_input_options(*cmd, o->input);
   cmd->add_option("--split", o->split, "fraction of eligible jobs the model was trained on")->capture_default_str();
   cmd->add_flag("--allow-overlap", o->allow_overlap,
                 "score anyway when --split is below the model's training split on the same data (the scored jobs "

@@ -16,14 +16,18 @@ namespace {
 struct InspectOptions {
   std::string file;
   std::string format = "auto";
+  std::string map;
   bool json = false;
 };
 
 void run_inspect(const InspectOptions& o) {
   const auto format = format_by_name(o.format);
-  if (!format) throw Error("--format must be auto, csv, swf or gwf, not '" + o.format + "'");
+  if (!format) throw Error("--format must be auto, csv, swf, gwf or sacct, not '" + o.format + "'");
+  TraceReadOptions options;
+  options.format = *format;
+  if (!o.map.empty()) options.column_map = parse_csv_column_map(o.map);
   ReadReport report;
-  const JobTable table = read_trace(o.file, report, *format);
+  const JobTable table = read_trace(o.file, report, options);
   const TraceSummary summary = summarize(table);
   if (o.json) {
     // replace: a file name with invalid UTF-8 must not abort the dump
@@ -41,11 +45,13 @@ void run_inspect(const InspectOptions& o) {
 void add_inspect_command(CLI::App& app) {
   auto opts = std::make_shared<InspectOptions>();
   auto* cmd = app.add_subcommand("inspect",
-                                 "Summarize a job trace (CSV, SWF or GWF, optionally .gz): rows, skipped rows by reason, "
+                                 "Summarize a job trace (CSV, SWF, GWF or Slurm sacct, optionally .gz): rows, skipped rows by reason, "
                                  "per-column summary, run-time and requested-TTL distributions");
   cmd->add_option("file", opts->file, "trace file, or - for standard input")->required();
-  cmd->add_option("--format", opts->format, "input format: auto (from extension, then content), csv, swf, gwf")
+  cmd->add_option("--format", opts->format, "input format: auto (from extension, then content), csv, swf, gwf, sacct")
       ->capture_default_str();
+  cmd->add_option("--map", opts->map,
+                  "CSV column mapping target=Column,... (e.g. submit=SubmitTime,end=EndTime); implies CSV");
   cmd->add_flag("--json", opts->json, "print one JSON object instead of text");
   cmd->callback([opts] { run_inspect(*opts); });
 }

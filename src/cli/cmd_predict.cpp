@@ -23,13 +23,14 @@ struct PredictOptions {
   double alpha = 0.01;
   BoundOptions bounds;
   bool allow_schema_mismatch = false;
+  TraceInput input;
 };
 
 void run_predict(const PredictOptions& o) {
   check_prediction_format(o.format);
   const Predictor predictor = Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds));
   std::string trace_format;
-  const JobTable table = load_trace(o.data, true, &trace_format);
+  const JobTable table = load_trace(o.data, o.input, true, &trace_format);
   check_model_fits_trace(predictor, o.model, table, trace_format, o.allow_schema_mismatch);
   bool restarted = false;
   HistoryState state = predictor.initial_history_for(table, &restarted);
@@ -52,6 +53,7 @@ void add_predict_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("predict", "Expected wall time and safe TTL for every job of a trace");
   cmd->add_option("--model", o->model, "model file")->required();
   cmd->add_option("--data", o->data, kDataHelp)->required();
+  add_trace_input_options(*cmd, o->input, false);
   cmd->add_option("--out", o->out, "output file (default: standard output)");
   cmd->add_option("--format", o->format, "csv or jsonl")->capture_default_str();
   cmd->add_option("--variant", o->variant, "engine variant, or auto: the one the model was made for")->capture_default_str();

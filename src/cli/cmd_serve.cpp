@@ -1,5 +1,6 @@
 // `ttlpred serve`: the prediction service for the job broker (docs/service.md).
 #include <pthread.h>
+#include <systemd/sd-daemon.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -25,7 +26,7 @@ namespace ttlpred::cli {
 namespace {
 
 struct ServeOptions {
-  std::string model, listen = "127.0.0.1:8080", variant = "auto", journal, admin_token, admin_token_file;
+  std::string model, listen = "127.0.0.1:8080", variant = "auto", journal, admin_token, admin_token_file, access_log;
   double alpha = 0.01;
   BoundOptions bounds;
   std::size_t threads = 8, max_batch = 4096, max_body = 4u << 20, max_header = 16u << 10;
@@ -67,6 +68,7 @@ void run_serve(const ServeOptions& o) {
   ho.read_timeout_s = o.read_timeout_s;
   ho.keep_alive_timeout_s = o.keep_alive_timeout_s;
   ho.max_connections = o.max_connections;
+  ho.access_log = o.access_log;
   const serve::AdminToken token = serve::resolve_admin_token({o.admin_token, o.admin_token_file, std::getenv(serve::kAdminTokenEnv)});
   for (const auto& w : token.warnings) std::fprintf(stderr, "ttlpred serve: warning: %s\n", w.c_str());
   ho.admin_token = token.token;
@@ -147,6 +149,10 @@ void run_serve(const ServeOptions& o) {
   // Scripts and tests read the port from this line (it matters with --listen HOST:0).
   std::printf("listening on %s\n", serve::listen_url(ho.host, port).c_str());
   std::fflush(stdout);
+  // Under systemd (Type=notify, packaging/ttlpred.service) the unit becomes active only now,
+  // with the model loaded, the journal replayed and the socket bound, so units ordered after
+  // it find a service that answers. Without NOTIFY_SOCKET this does nothing.
+  sd_notify(0, "READY=1");
 
   bool stopped_early = false;
   {
@@ -166,6 +172,8 @@ void add_serve_command(CLI::App& app) {
   auto o = std::make_shared<ServeOptions>();
   auto* cmd = app.add_subcommand("serve", "Serve predictions to the job broker over HTTP/JSON (docs/service.md)");
   cmd->add_option("--model", o->model, "model file")->required();
+  cmd->add_option("--access-log", o->access_log,
+                  "JSON-lines access log (time, endpoint, status, latency, batch size): a file, or - for stderr; off by default");
   cmd->add_option("--listen", o->listen, "HOST:PORT (port 0: any free port, printed at start)")->capture_default_str();
   cmd->add_option("--variant", o->variant, "inference variant (fp32, fp32-fused, fp16, bf16, int8-dynamic, ...), or auto: the one each loaded model "
                   "was made for")
@@ -208,6 +216,7 @@ void add_serve_command(CLI::App& app) {
                   "dropped past it (0: no limit)")
       ->capture_default_str();
   add_bound_options(*cmd, o->bounds);
+  add_config_and_environment(*cmd);
   cmd->callback([o] { run_serve(*o); });
 }
 

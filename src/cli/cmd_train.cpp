@@ -20,6 +20,7 @@ struct TrainOptions {
   std::string init, qat = "none", sparsity = "none", sparsity_method = "fixed-mask";
   double split = 0.8;
   FitOptions fit;
+  TraceInput input;
   bool quiet = false;
 };
 
@@ -55,7 +56,7 @@ void run_train(TrainOptions& o, const CLI::App& cmd) {
   o.fit.train.target = parse_target_kind(o.target);
   o.fit.group_column = o.group_by == "none" ? "" : o.group_by;
   std::string trace_format;
-  const ChronologicalSplit split = chronological_split(load_trace(o.data, false, &trace_format), o.split);
+  const ChronologicalSplit split = chronological_split(load_trace(o.data, o.input, false, &trace_format), o.split);
   std::fprintf(stderr, "train: %zu eligible jobs (%zu without run time, %zu without request dropped); training on the first %zu\n",
                split.jobs.rows(), split.dropped_no_runtime, split.dropped_no_request, split.train_rows);
   FitReport report;
@@ -80,6 +81,7 @@ void add_train_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("train", "Train a model on the first part of a trace (chronological split)");
   cmd->add_option("--data", o->data, kDataHelp)->required();
   cmd->add_option("--out", o->out, "model file to write (atomically)")->required();
+  add_trace_input_options(*cmd, o->input);
   cmd->add_option("--split", o->split, "fraction of eligible jobs, in submit order, to train on")->capture_default_str();
   cmd->add_option("--hidden", o->hidden, "hidden layer widths")->capture_default_str();
   cmd->add_option("--target", o->target, "regression target: hours, log1p or power")->capture_default_str();
@@ -118,6 +120,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--srste-decay", o->fit.compression.srste_decay, "SR-STE: decay on the pruned weights")
       ->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "no per-epoch progress");
+  add_config_and_environment(*cmd);
   cmd->callback([o, cmd] { run_train(*o, *cmd); });
 }
 

@@ -14,5 +14,8 @@ void add_predict_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
 void add_pipeline_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_model_command(CLI::App& app);
+void add_export_command(CLI::App& app);
+void add_import_command(CLI::App& app);
 
 }  // namespace ttlpred::cli

@@ -1,9 +1,13 @@
 // ttlpred: predicts grid job run times and safe TTLs. See README.md.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 #include <exception>
 
+#include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "util/error.hpp"
 #include "util/version.hpp"
@@ -23,8 +27,15 @@ int main(int argc, char** argv) {
   ttlpred::cli::add_quantize_command(app);
   ttlpred::cli::add_bench_command(app);
   ttlpred::cli::add_serve_command(app);
+  ttlpred::cli::add_model_command(app);
+  ttlpred::cli::add_export_command(app);
+  ttlpred::cli::add_import_command(app);
   try {
-    app.parse(argc, argv);
+    // `--config FILE` of serve and train becomes options before the command's own.
+    std::vector<std::string> args(argv + 1, argv + argc);
+    args = ttlpred::cli::expand_config_file(app, std::move(args));
+    std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const ttlpred::Error& e) {

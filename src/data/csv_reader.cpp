@@ -1,11 +1,15 @@
 // ALICE-style CSV reader: the header names schema fields (docs/data-format.md), quoting as
 // in RFC 4180, which is exactly what CsvWriter produces. Quoted fields may hold commas,
 // doubled quotes and newlines, so one record can span several physical lines.
+#include <cctype>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "data/csv_column_map.hpp"
 #include "data/field_parse.hpp"
+#include "data/timestamp_parse.hpp"
 #include "data/trace_readers.hpp"
 #include "util/error.hpp"
 
@@ -84,46 +88,112 @@ std::size_t find_bad_control(std::string_view s) {
   return std::string_view::npos;
 }
 
-struct Header {
-  std::vector<std::optional<Field>> columns;
+struct Column {
+  std::optional<Field> field;
+  DerivedTime derived = DerivedTime::None;
+  bool used() const { return field || derived != DerivedTime::None; }
 };
 
-Header parse_header(std::string_view line, std::size_t line_no, const std::string& path, ReadReport& rep) {
+struct Header {
+  std::vector<Column> columns;
+  bool has_start = false, has_end = false;
+};
+
+bool same_name_ignoring_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
+// The header's columns: a name the column map gives a target takes that target; any other
+// name that is a schema column (or start_time / end_time) is read as itself, unless the map
+// sends another column there.
+Header parse_header(std::string_view line, std::size_t line_no, const std::string& path, ReadReport& rep,
+                    const CsvColumnMap& map) {
   if (line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // UTF-8 byte-order mark
   std::vector<std::string_view> names;
   std::string scratch;
   if (split_record(line, names, scratch) != Split::Ok)
     throw InputError(path, line_no, "CSV header has unbalanced quotes");
+  for (auto& n : names) n = trim(n);
   Header h;
+  h.columns.resize(names.size());
+  std::vector<bool> mapped(names.size(), false);
+  for (const auto& e : map.entries) {
+    std::optional<std::size_t> at;
+    for (std::size_t i = 0; i < names.size() && !at; ++i)
+      if (names[i] == e.source) at = i;
+    for (std::size_t i = 0; i < names.size() && !at; ++i)
+      if (same_name_ignoring_case(names[i], e.source)) at = i;
+    if (!at)
+      throw InputError(path, line_no, "--map " + e.text + ": the header has no column " + quote_for_message(e.source) +
+                                          " (header: " + quote_for_message(line, 200) + ")");
+    if (mapped[*at])
+      throw InputError(path, line_no, "--map: column " + quote_for_message(e.source) + " mapped to two targets");
+    mapped[*at] = true;
+    h.columns[*at] = Column{e.target.field, e.target.derived};
+  }
+  auto target_mapped = [&](const CsvTarget& t) {
+    for (const auto& e : map.entries)
+      if (e.target.name == t.name) return true;
+    return false;
+  };
   std::size_t known = 0;
-  std::vector<std::size_t> seen_at(kNumFields, 0);
+  std::vector<std::size_t> seen_at(kNumFields + 2, 0);
   for (std::size_t i = 0; i < names.size(); ++i) {
-    const std::string_view name = trim(names[i]);
-    const auto f = field_by_name(name);
-    h.columns.push_back(f);
-    if (!f) {
-      rep.warnings.push_back("unknown column " + quote_for_message(name) + " (column " + std::to_string(i + 1) +
-                             ") ignored");
-      continue;
+    const std::string_view name = names[i];
+    if (!mapped[i]) {
+      // Only exact schema names (and the two derived instants) are read unmapped; aliases
+      // such as "start" are for --map, where a person chose them.
+      const auto f = field_by_name(name);
+      const auto t = f ? csv_target_by_name(name)
+                       : (name == "start_time" || name == "end_time" ? csv_target_by_name(name) : std::nullopt);
+      if (!t) {
+        rep.warnings.push_back("unknown column " + quote_for_message(name) + " (column " + std::to_string(i + 1) +
+                               ") ignored");
+        continue;
+      }
+      if (target_mapped(*t)) {
+        rep.warnings.push_back("column " + quote_for_message(name) + " (column " + std::to_string(i + 1) +
+                               ") ignored: --map reads " + t->name + " from another column");
+        continue;
+      }
+      h.columns[i] = Column{t->field, t->derived};
     }
-    auto& prev = seen_at[index_of(*f)];
+    const Column& c = h.columns[i];
+    const std::size_t slot = c.field ? index_of(*c.field) : kNumFields + (c.derived == DerivedTime::StartTime ? 0 : 1);
+    auto& prev = seen_at[slot];
     if (prev)
       throw InputError(path, line_no, "column " + std::string(name) + " appears twice (columns " + std::to_string(prev) +
                                           " and " + std::to_string(i + 1) + ")");
     prev = i + 1;
+    h.has_start |= c.derived == DerivedTime::StartTime;
+    h.has_end |= c.derived == DerivedTime::EndTime;
     ++known;
   }
   if (known == 0)
     throw InputError(path, line_no,
                      "no CSV header: the first line names no schema field (expected names such as job_id, "
-                     "submit_time, wall_s; see docs/data-format.md), first line is " +
+                     "submit_time, wall_s, or a --map naming the columns; see docs/data-format.md), first line is " +
                          quote_for_message(line));
+  if (h.has_end && !h.has_start)
+    throw InputError(path, line_no, "an end_time column needs a start_time column (wall_s = end_time - start_time)");
   return h;
+}
+
+// A time column: a number (Unix seconds) or an ISO-8601 date-time.
+parse::NumberStatus instant(std::string_view t, double& v) {
+  const auto st = parse::number(t, v);
+  if (st != parse::NumberStatus::NotANumber) return st;
+  return parse::iso8601_seconds(t, v) ? parse::NumberStatus::Ok : parse::NumberStatus::NotANumber;
 }
 
 }  // namespace
 
-void read_csv(LineSource& src, JobTable& out, ReadReport& rep) {
+void read_csv(LineSource& src, JobTable& out, ReadReport& rep) { read_csv_mapped(src, out, rep, CsvColumnMap{}); }
+
+void read_csv_mapped(LineSource& src, JobTable& out, ReadReport& rep, const CsvColumnMap& map) {
   rep.format = "csv";
   if (rep.path.empty()) rep.path = src.name();
   std::optional<Header> header;
@@ -158,7 +228,7 @@ void read_csv(LineSource& src, JobTable& out, ReadReport& rep) {
         ++rep.comment_lines;
         continue;
       }
-      header = parse_header(line, ln, rep.path, rep);
+      header = parse_header(line, ln, rep.path, rep, map);
       ++rep.comment_lines;
       continue;
     }
@@ -210,24 +280,30 @@ void read_csv(LineSource& src, JobTable& out, ReadReport& rep) {
 
     r.clear();
     bool ok = true;
+    double start_time = kMissingNumber, end_time = kMissingNumber;
     for (std::size_t i = 0; i < fields.size() && ok; ++i) {
-      if (!header->columns[i]) continue;
-      const Field f = *header->columns[i];
-      const std::string_view name = info(f).name;
-      if (is_category(f)) {
+      const Column& col = header->columns[i];
+      if (!col.used()) continue;
+      if (col.field && is_category(*col.field)) {
+        const Field f = *col.field;
         if (!parse::valid_utf8(fields[i])) {
-          rep.skip(SkipReason::InvalidUtf8, record_line, name, "not UTF-8: " + quote_for_message(fields[i]));
+          rep.skip(SkipReason::InvalidUtf8, record_line, info(f).name, "not UTF-8: " + quote_for_message(fields[i]));
           ok = false;
         }
         r.text(f) = fields[i];
         continue;
       }
+      const std::string_view name = col.field ? info(*col.field).name
+                                              : (col.derived == DerivedTime::StartTime ? "start_time" : "end_time");
       const std::string_view t = trim(fields[i]);
       if (t.empty()) continue;  // unknown
       double v = 0;
-      const auto st = parse::number(t, v);
+      // Instants may be ISO-8601 (database exports); everything else is a plain number.
+      const bool is_instant = !col.field || *col.field == Field::SubmitTime;
+      const auto st = is_instant ? instant(t, v) : parse::number(t, v);
       if (st == parse::NumberStatus::NotANumber) {
-        rep.skip(SkipReason::NotANumber, record_line, name, "not a number: " + quote_for_message(t));
+        rep.skip(SkipReason::NotANumber, record_line, name,
+                 (is_instant ? "neither a number nor an ISO-8601 date-time: " : "not a number: ") + quote_for_message(t));
         ok = false;
       } else if (st == parse::NumberStatus::NotFinite) {
         rep.skip(SkipReason::NotFinite, record_line, name, "not a finite number: " + quote_for_message(t));
@@ -240,7 +316,29 @@ void read_csv(LineSource& src, JobTable& out, ReadReport& rep) {
                  "out of range: " + quote_for_message(t) + " (above 3.4e38, the largest number the model stores)");
         ok = false;
       }
-      r[f] = v;
+      if (col.field) r[*col.field] = v;
+      else if (col.derived == DerivedTime::StartTime) start_time = v;
+      else end_time = v;
+    }
+    // Durations from instants, unless the row states them itself.
+    if (ok && !std::isnan(start_time)) {
+      const double submit = r[Field::SubmitTime];
+      if (std::isnan(r[Field::WaitTime]) && !std::isnan(submit)) {
+        if (start_time < submit) {
+          rep.skip(SkipReason::Negative, record_line, "start_time", "starts before its submit_time");
+          ok = false;
+        } else {
+          r[Field::WaitTime] = start_time - submit;
+        }
+      }
+      if (ok && std::isnan(r[Field::WallTime]) && !std::isnan(end_time)) {
+        if (end_time < start_time) {
+          rep.skip(SkipReason::Negative, record_line, "end_time", "ends before its start_time");
+          ok = false;
+        } else {
+          r[Field::WallTime] = end_time - start_time;
+        }
+      }
     }
     if (!ok) continue;
     out.append(r);

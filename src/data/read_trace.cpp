@@ -21,12 +21,13 @@ std::string_view format_name(TraceFormat f) {
     case TraceFormat::Csv: return "csv";
     case TraceFormat::Swf: return "swf";
     case TraceFormat::Gwf: return "gwf";
+    case TraceFormat::Sacct: return "sacct";
   }
   return "?";
 }
 
 std::optional<TraceFormat> format_by_name(std::string_view name) {
-  for (auto f : {TraceFormat::Auto, TraceFormat::Csv, TraceFormat::Swf, TraceFormat::Gwf})
+  for (auto f : {TraceFormat::Auto, TraceFormat::Csv, TraceFormat::Swf, TraceFormat::Gwf, TraceFormat::Sacct})
     if (format_name(f) == name) return f;
   return std::nullopt;
 }
@@ -42,6 +43,7 @@ std::optional<TraceFormat> format_from_extension(std::string path) {
   if (ends_with(".csv")) return TraceFormat::Csv;
   if (ends_with(".swf")) return TraceFormat::Swf;
   if (ends_with(".gwf")) return TraceFormat::Gwf;
+  if (ends_with(".sacct")) return TraceFormat::Sacct;
   return std::nullopt;
 }
 
@@ -59,6 +61,12 @@ std::optional<TraceFormat> format_from_content(LineSource& src) {
     if (parse::is_comment_or_blank(line, '#')) {
       hash_comments = true;
       continue;
+    }
+    if (const auto bar = line.find('|'); bar != std::string_view::npos) {
+      // sacct --parsable2 output starts with a header whose first name is JobID or JobIDRaw.
+      std::string name(line.substr(0, bar));
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (name == "jobid" || name == "jobidraw") return TraceFormat::Sacct;
     }
     if (line.find(',') != std::string_view::npos) {
       std::string_view name = line.substr(0, line.find(','));
@@ -80,7 +88,7 @@ std::optional<TraceFormat> format_from_content(LineSource& src) {
 
 constexpr const char* kUnknownFormat =
     "cannot tell the trace format from the file name (.csv, .swf, .gwf, optionally .gz) or "
-    "the first data line; name it with --format csv|swf|gwf";
+    "the first data line; name it with --format csv|swf|gwf|sacct";
 
 // All of standard input, through zlib so that gzip is read as well as plain text.
 std::string read_standard_input() {
@@ -108,10 +116,11 @@ std::string read_standard_input() {
   return data;
 }
 
-JobTable read_lines(LineSource& src, ReadReport& report, TraceFormat format) {
+JobTable read_lines(LineSource& src, ReadReport& report, TraceFormat format, const CsvColumnMap& map) {
   JobTable table;
   switch (format) {
-    case TraceFormat::Csv: read_csv(src, table, report); break;
+    case TraceFormat::Csv: read_csv_mapped(src, table, report, map); break;
+    case TraceFormat::Sacct: read_sacct(src, table, report); break;
     case TraceFormat::Swf: read_swf(src, table, report); break;
     case TraceFormat::Gwf: read_gwf(src, table, report); break;
     case TraceFormat::Auto: break;
@@ -129,7 +138,18 @@ TraceFormat detect_format(const std::string& path) {
 }
 
 JobTable read_trace(const std::string& path, ReadReport& report, TraceFormat format) {
+  TraceReadOptions options;
+  options.format = format;
+  return read_trace(path, report, options);
+}
+
+JobTable read_trace(const std::string& path, ReadReport& report, const TraceReadOptions& options) {
   report = ReadReport{};
+  TraceFormat format = options.format;
+  if (format == TraceFormat::Auto && !options.column_map.empty()) format = TraceFormat::Csv;
+  if (format != TraceFormat::Csv && format != TraceFormat::Auto && !options.column_map.empty())
+    throw InputError(path == "-" ? std::string(kStandardInputName) : path, 0,
+                     "--map applies to CSV only, and the format is " + std::string(format_name(format)));
   if (path == "-") {
     report.path = kStandardInputName;
     const std::string data = read_standard_input();
@@ -140,12 +160,14 @@ JobTable read_trace(const std::string& path, ReadReport& report, TraceFormat for
       format = *f;
     }
     LineSource src(data, kStandardInputName);
-    return read_lines(src, report, format);
+    return read_lines(src, report, format, options.column_map);
   }
   report.path = path;
   if (format == TraceFormat::Auto) format = detect_format(path);
+  if (format != TraceFormat::Csv && !options.column_map.empty())
+    throw InputError(path, 0, "--map applies to CSV only, and this file reads as " + std::string(format_name(format)));
   LineSource src(path);
-  return read_lines(src, report, format);
+  return read_lines(src, report, format, options.column_map);
 }
 
 }  // namespace ttlpred

@@ -8,22 +8,29 @@
 #include <string>
 #include <string_view>
 
+#include "data/csv_column_map.hpp"
 #include "data/job_table.hpp"
 #include "data/line_source.hpp"
 #include "data/read_report.hpp"
 
 namespace ttlpred {
 
-enum class TraceFormat : std::uint8_t { Auto, Csv, Swf, Gwf };
-std::string_view format_name(TraceFormat f);  // "auto", "csv", "swf", "gwf"
+enum class TraceFormat : std::uint8_t { Auto, Csv, Swf, Gwf, Sacct };
+std::string_view format_name(TraceFormat f);  // "auto", "csv", "swf", "gwf", "sacct"
 std::optional<TraceFormat> format_by_name(std::string_view name);
 
 // ALICE-style CSV: a header of schema field names, RFC-4180 quoting, empty = unknown.
 void read_csv(LineSource& src, JobTable& out, ReadReport& report);
+// The same with a column mapping (--map): foreign header names read as schema columns.
+void read_csv_mapped(LineSource& src, JobTable& out, ReadReport& report, const CsvColumnMap& map);
 // Standard Workload Format (Parallel Workloads Archive), incl. Alea's field 20 queue name.
 void read_swf(LineSource& src, JobTable& out, ReadReport& report);
 // Grid Workloads Archive format: 29 tab-separated fields, '#' comments.
 void read_gwf(LineSource& src, JobTable& out, ReadReport& report);
+// Slurm accounting: `sacct --parsable2` output, a '|'-separated header of sacct field names
+// (JobID, Submit, Elapsed, Timelimit, State, ...). Job steps (JOBID.batch, ...) are not jobs
+// and are not kept; TIMEOUT jobs keep status TIMEOUT, a censored outcome.
+void read_sacct(LineSource& src, JobTable& out, ReadReport& report);
 
 // The format of `path` from its extension (.csv, .swf, .gwf, each optionally .gz), else
 // from its first non-comment line. Throws InputError when neither tells.
@@ -37,5 +44,14 @@ inline constexpr const char* kStandardInputName = "<stdin>";
 // The path "-" is standard input: read whole into memory first (it cannot be read twice),
 // plain or gzip, its format told by its content unless `format` names it.
 JobTable read_trace(const std::string& path, ReadReport& report, TraceFormat format = TraceFormat::Auto);
+
+// How to read a trace beyond its path: the format, and the CSV column map (--map). A map
+// implies CSV when the format is auto (a database export's header names no schema column,
+// so its content would not tell).
+struct TraceReadOptions {
+  TraceFormat format = TraceFormat::Auto;
+  CsvColumnMap column_map;
+};
+JobTable read_trace(const std::string& path, ReadReport& report, const TraceReadOptions& options);
 
 }  // namespace ttlpred

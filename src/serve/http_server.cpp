@@ -27,8 +27,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "serve/access_log.hpp"
 #include "serve/admin_token.hpp"
 #include "serve/job_json.hpp"
+#include "serve/openapi_document.hpp"
 #include "serve/request_framing.hpp"
 #include "serve/socket_stream.hpp"
 #include "util/error.hpp"
@@ -58,7 +60,7 @@ constexpr Route kRoutes[] = {
     {"/v1/predict", http::verb::post, Endpoint::Predict}, {"/v1/match", http::verb::post, Endpoint::Match},
     {"/v1/outcomes", http::verb::post, Endpoint::Outcomes}, {"/healthz", http::verb::get, Endpoint::Healthz},
     {"/readyz", http::verb::get, Endpoint::Readyz},       {"/metrics", http::verb::get, Endpoint::Metrics},
-    {"/admin/reload", http::verb::post, Endpoint::Reload},
+    {"/admin/reload", http::verb::post, Endpoint::Reload}, {"/openapi.json", http::verb::get, Endpoint::OpenApi},
 };
 
 // Boost 1.74's Beast has its own string_view.
@@ -108,7 +110,17 @@ struct HttpServer::Impl {
   std::mutex mutex;
   std::unordered_set<int> open;  // connections being served, so that stop() can end them
 
-  Impl(Service& s, HttpOptions o) : service(s), options(std::move(o)) {}
+  std::unique_ptr<AccessLog> access_log;  // null: off (the default)
+
+  Impl(Service& s, HttpOptions o) : service(s), options(std::move(o)) {
+    if (!options.access_log.empty()) access_log = std::make_unique<AccessLog>(options.access_log);
+  }
+
+  void log_refused(const Request& req, Endpoint e, int status) {
+    if (!access_log) return;
+    const std::string_view target = std_view(req.target());
+    access_log->write({endpoint_name(e), std_view(req.method_string()), target.substr(0, target.find('?')), status, 0.0, 0});
+  }
   ~Impl() {
     if (listen_fd >= 0) ::close(listen_fd);
     if (epoll_fd >= 0) ::close(epoll_fd);
@@ -140,6 +152,7 @@ struct HttpServer::Impl {
       case Endpoint::Healthz: return service.healthz();
       case Endpoint::Readyz: return service.readyz();
       case Endpoint::Metrics: return service.metrics_text();
+      case Endpoint::OpenApi: return {200, std::string(openapi_document())};
       case Endpoint::Reload: {
         Reply auth = check_admin(req);
         return auth.status != 200 ? auth : service.reload(body);
@@ -155,10 +168,12 @@ struct HttpServer::Impl {
     const Route* route = route_of(req.target());
     if (!route) {
       service.metrics().record(Endpoint::Other, 0.0, true);
+      log_refused(req, Endpoint::Other, 404);
       return {404, error_body(default_message(404))};
     }
     if (req.method() != route->method) {
       service.metrics().record(route->endpoint, 0.0, true);
+      log_refused(req, route->endpoint, 405);
       allow = route->method == http::verb::get ? "GET" : "POST";
       return {405, error_body(default_message(405))};
     }
@@ -169,8 +184,13 @@ struct HttpServer::Impl {
     } catch (const std::exception& e) {
       reply = {500, error_body(std::string("internal error: ") + e.what())};
     }
-    service.metrics().record(route->endpoint, std::chrono::duration<double>(Clock::now() - start).count(),
-                             reply.status >= 400);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    service.metrics().record(route->endpoint, seconds, reply.status >= 400);
+    if (access_log) {
+      const std::string_view name = endpoint_name(route->endpoint);
+      access_log->write({name, std_view(req.method_string()), route->path, reply.status, seconds,
+                         reply.status == 200 ? batch_size_of_reply(name, reply.body) : 0});
+    }
     return reply;
   }
 

@@ -28,6 +28,7 @@ struct HttpOptions {
   // Open connections at most, idle ones included (beyond it new ones are closed at once);
   // the process's descriptor limit (ulimit -n) bounds it too.
   std::size_t max_connections = 10000;
+  std::string access_log;             // JSON-lines access log: a file, "-" for stderr, "" off (access_log.hpp)
   std::string admin_token;            // required for /admin/* and /v1/outcomes when set; both refused off loopback without one
 };
 

@@ -15,6 +15,7 @@ const char* endpoint_name(Endpoint e) {
     case Endpoint::Readyz: return "readyz";
     case Endpoint::Metrics: return "metrics";
     case Endpoint::Reload: return "reload";
+    case Endpoint::OpenApi: return "openapi";
     case Endpoint::Other: return "other";
   }
   return "other";

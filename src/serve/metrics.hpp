@@ -8,8 +8,8 @@
 
 namespace ttlpred::serve {
 
-enum class Endpoint : std::uint8_t { Predict = 0, Match, Outcomes, Healthz, Readyz, Metrics, Reload, Other };
-inline constexpr std::size_t kNumEndpoints = 8;
+enum class Endpoint : std::uint8_t { Predict = 0, Match, Outcomes, Healthz, Readyz, Metrics, Reload, OpenApi, Other };
+inline constexpr std::size_t kNumEndpoints = 9;
 const char* endpoint_name(Endpoint e);
 
 // Upper bounds of the latency buckets, seconds (+Inf is implicit).

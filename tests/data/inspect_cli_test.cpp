@@ -51,7 +51,7 @@ TEST(InspectCli, ErrorsGoToStderrWithExitCodeOne) {
   rc = test::run_cli_split("inspect --format xml /no/such/file.swf", &out, &err);
   EXPECT_EQ(rc, 1);
   EXPECT_EQ(out, "");
-  EXPECT_NE(err.find("--format must be auto, csv, swf or gwf"), std::string::npos) << err;
+  EXPECT_NE(err.find("--format must be auto, csv, swf, gwf or sacct"), std::string::npos) << err;
   // And a good run says nothing on stderr: its summary is all on stdout.
   const std::string path = test::write_text_file("ok.csv", "job_id,wall_s\n1,100\n2,30\n");
   rc = test::run_cli_split("inspect '" + path + "'", &out, &err);

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Optional Python tools for the checks that skip without them (nothing else needs them):
+#   onnxruntime  - tests/interop: runs `ttlpred export`'s graph and compares with ttlpred
+#   schemathesis - scripts/check-openapi.sh: checks the running service against docs/openapi.json
+#                  (hypothesis pinned below 6.130: later ones removed an API hypothesis-jsonschema
+#                  0.23 calls, and generation fails with "'many' object has no attribute 'more'")
+# From PyPI into the `python3` on PATH (user site when it is not a virtual environment).
+set -euo pipefail
+python=${PYTHON:-python3}
+extra=()
+"$python" -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)' 2>/dev/null || extra=(--user)
+[ -w "$("$python" -c 'import site,sys; print(sys.prefix)')" ] && extra=()
+"$python" -m pip install --quiet "${extra[@]}" "onnxruntime>=1.16" "schemathesis>=3.19,<4" "hypothesis<6.130"

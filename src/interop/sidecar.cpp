@@ -1,0 +1,159 @@
+#include "interop/sidecar.hpp"
+
+#include "features/encoder.hpp"
+#include "interop/base64.hpp"
+#include "interop/onnx_graph.hpp"
+#include "util/binary_io.hpp"
+#include "util/error.hpp"
+
+namespace ttlpred::interop {
+
+namespace {
+
+// The safe TTL of a job is pred_s * exp(margin) at a chosen alpha; these alphas cover the
+// kill rates operators pick (ttlpred's default is 0.01).
+constexpr double kTableAlphas[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1};
+
+const char* source_name(DenseSource s) {
+  switch (s) {
+    case DenseSource::Field: return "field";
+    case DenseSource::HourSin: return "hour_sin";
+    case DenseSource::HourCos: return "hour_cos";
+    case DenseSource::WeekSin: return "week_sin";
+    case DenseSource::WeekCos: return "week_cos";
+    case DenseSource::Missing: return "missing";
+    case DenseSource::History: return "history";
+  }
+  return "?";
+}
+
+nlohmann::json encoder_json(const FeatureEncoder& enc) {
+  using nlohmann::json;
+  json dense = json::array();
+  const auto names = enc.dense_names();
+  for (std::size_t i = 0; i < enc.dense_columns().size(); ++i) {
+    const auto& c = enc.dense_columns()[i];
+    json d = {{"name", names[i]}, {"source", source_name(c.source)}, {"mean", c.mean}, {"inv_std", c.inv_std}};
+    if (c.source == DenseSource::Field || c.source == DenseSource::Missing) d["field"] = std::string(info(c.field).name);
+    if (c.source == DenseSource::Field) d["transform"] = c.transform == NumericTransform::Log1p ? "log1p" : "identity";
+    if (c.source == DenseSource::History) d["history_index"] = c.index;
+    dense.push_back(d);
+  }
+  json cats = json::array();
+  for (const auto& c : enc.category_columns()) cats.push_back({{"field", std::string(info(c.field).name)}, {"vocabulary", c.vocabulary}});
+  return {{"dense", dense}, {"categories", cats}, {"history_width", enc.history_width()}};
+}
+
+template <class T>
+std::string sealed(const T& section) {
+  BinaryWriter w;
+  section.write(w);
+  return base64_encode(w.bytes());
+}
+
+const nlohmann::json& key(const nlohmann::json& j, const char* name, const std::string& what, const std::string& path) {
+  if (!j.is_object() || !j.contains(name)) throw Error(what + ": sidecar key " + path + name + " is missing");
+  return j[name];
+}
+
+std::vector<std::uint8_t> unbase64(const nlohmann::json& j, const char* name, const std::string& what) {
+  const auto& v = key(j, name, what, "ttlpred.");
+  if (!v.is_string()) throw Error(what + ": sidecar key ttlpred." + name + " must be a base64 string");
+  auto b = base64_decode(v.get<std::string>());
+  if (!b) throw Error(what + ": sidecar key ttlpred." + name + " is not valid base64");
+  return *b;
+}
+
+}  // namespace
+
+nlohmann::json sidecar_json(const ModelFile& m, const std::string& onnx_file) {
+  using nlohmann::json;
+  const FeatureEncoder enc = FeatureEncoder::from_bytes(m.encoder, "model encoder");
+  json j;
+  j["format"] = kSidecarFormat;
+  j["version"] = kSidecarVersion;
+  j["onnx_file"] = onnx_file;
+  j["graph"] = {{"dense_input", kDenseInput},
+                {"dense_width", m.mlp.dense_inputs},
+                {"categories_input", m.mlp.embeddings.empty() ? json(nullptr) : json(kCategoriesInput)},
+                {"categories_width", m.mlp.embeddings.size()},
+                {"output", kOutput},
+                {"opset", kOpset}};
+  j["encoder"] = encoder_json(enc);
+  j["target"] = {{"kind", target_kind_name(m.target.kind)},
+                 {"lambda", m.target.lambda},
+                 {"mean", m.target.mean},
+                 {"stddev", m.target.stddev},
+                 {"smear", m.target.smear}};
+  json st;
+  st["calibrated"] = !m.safe_ttl.empty();
+  if (!m.safe_ttl.empty()) {
+    st["group_column"] = m.safe_ttl.group_column;
+    st["floor_s"] = m.safe_ttl.floor_s;
+    st["alphas"] = kTableAlphas;
+    json global = json::array();
+    for (double a : kTableAlphas) global.push_back(m.safe_ttl.log_margin(kNoGroup, a));
+    st["global_log_margin"] = global;
+    json groups = json::array();
+    for (auto id : m.safe_ttl.group_ids) {
+      json row = json::array();
+      for (double a : kTableAlphas) row.push_back(m.safe_ttl.log_margin(id, a));
+      groups.push_back({{"group", id}, {"log_margin", row}});
+    }
+    st["groups"] = groups;
+    st["request_aware"] = !m.safe_ttl.request.empty();
+  }
+  j["safe_ttl"] = st;
+  const auto& p = m.provenance;
+  json fields = json::array();
+  for (const auto& f : p.fields) fields.push_back({{"name", f.name}, {"known_share", f.known_share}});
+  j["training"] = {{"data_hash", m.meta.data_hash},     {"created_utc", m.meta.created_utc},
+                   {"ttlpred_version", m.meta.ttlpred_version}, {"trace_format", p.trace_format},
+                   {"trace_name", p.trace_name},         {"split", p.split},
+                   {"eligible_rows", p.eligible_rows},   {"train_rows", p.train_rows},
+                   {"data_hash_all", p.data_hash_all},   {"last_train_submit", p.last_train_submit},
+                   {"fields", fields}};
+  j["ttlpred"] = {{"encoder", base64_encode(m.encoder)},
+                  {"history", base64_encode(m.history)},
+                  {"target", sealed(m.target)},
+                  {"safe_ttl", m.safe_ttl.empty() ? std::string() : sealed(m.safe_ttl)}};
+  return j;
+}
+
+void apply_sidecar(const nlohmann::json& j, ModelFile& m, const std::string& what) {
+  try {
+    if (!j.is_object() || j.value("format", std::string()) != kSidecarFormat)
+      throw Error(what + ": not a ttlpred ONNX sidecar (key format must be \"" + kSidecarFormat + "\")");
+    if (j.value("version", 0) != kSidecarVersion)
+      throw Error(what + ": sidecar version " + key(j, "version", what, "").dump() + " is not " + std::to_string(kSidecarVersion));
+    const auto& t = key(j, "ttlpred", what, "");
+    m.encoder = unbase64(t, "encoder", what);
+    m.history = unbase64(t, "history", what);
+    FeatureEncoder::from_bytes(m.encoder, what + ": ttlpred.encoder");  // validates
+    const auto target = unbase64(t, "target", what);
+    BinaryReader tr(target, what + ": ttlpred.target");
+    m.target = TargetTransform::read(tr);
+    const auto safe = unbase64(t, "safe_ttl", what);
+    if (!safe.empty()) {
+      BinaryReader sr(safe, what + ": ttlpred.safe_ttl");
+      m.safe_ttl = SafeTtlCalibration::read(sr);
+    }
+    const auto& tr_json = key(j, "training", what, "");
+    m.meta.data_hash = tr_json.value("data_hash", std::string());
+    auto& p = m.provenance;
+    p.trace_format = tr_json.value("trace_format", std::string());
+    p.trace_name = tr_json.value("trace_name", std::string());
+    p.split = tr_json.value("split", 0.0);
+    p.eligible_rows = tr_json.value("eligible_rows", std::uint64_t{0});
+    p.train_rows = tr_json.value("train_rows", std::uint64_t{0});
+    p.data_hash_all = tr_json.value("data_hash_all", std::string());
+    p.last_train_submit = tr_json.value("last_train_submit", 0.0);
+    p.fields.clear();
+    if (tr_json.contains("fields"))
+      for (const auto& f : tr_json["fields"]) p.fields.push_back({f.at("name").get<std::string>(), f.at("known_share").get<float>()});
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(what + ": malformed sidecar: " + e.what());
+  }
+}
+
+}  // namespace ttlpred::interop

@@ -1,0 +1,24 @@
+#pragma once
+// The JSON sidecar that travels with an exported ONNX graph: everything around the network
+// that a serving stack needs to turn a job into the graph's inputs and its output into a run
+// time and a safe TTL (docs/interop.md documents every key), plus the sealed ttlpred sections
+// (base64) from which `ttlpred import` rebuilds a model file exactly.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "model/model_file.hpp"
+
+namespace ttlpred::interop {
+
+inline constexpr const char* kSidecarFormat = "ttlpred-onnx-sidecar";
+inline constexpr int kSidecarVersion = 1;
+
+// The sidecar of `m` whose graph is stored as `onnx_file` (a file name, for people).
+nlohmann::json sidecar_json(const ModelFile& m, const std::string& onnx_file);
+
+// Fills everything but the network (encoder, history, target, safe TTL, provenance,
+// metadata) from a sidecar; throws Error naming `what` and the key at fault.
+void apply_sidecar(const nlohmann::json& sidecar, ModelFile& m, const std::string& what);
+
+}  // namespace ttlpred::interop

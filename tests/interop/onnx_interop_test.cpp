@@ -1,0 +1,314 @@
+// ONNX in and out: the exported graph passes onnx's checker and reimports to the same
+// network; graphs that are not plain MLPs are refused with the node named; an MLP built
+// with the onnx Python helper API becomes a model that answers /v1/predict; and ONNX Runtime
+// (optional, from PyPI) computes what ttlpred computes. The Python steps are skipped where
+// the interpreter lacks the module.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include <onnx/checker.h>
+
+#include "engine/compile_model_file.hpp"
+#include "engine/plan.hpp"
+#include "engine/reference_mlp.hpp"
+#include "interop/onnx_files.hpp"
+#include "interop/onnx_graph.hpp"
+#include "predict/predictor.hpp"
+#include "serve/serve_test_util.hpp"
+#include "util/error.hpp"
+#include "util/file_io.hpp"
+
+namespace ttlpred {
+namespace {
+
+std::string here(const std::string& name) {
+  const std::string f = __FILE__;
+  return f.substr(0, f.rfind('/')) + "/" + name;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+// Exit status of a shell command (-1 when it did not run).
+int shell(const std::string& cmd) {
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+bool python_has(const std::string& python, const std::string& module) {
+  return shell(python + " -c 'import " + module + "' >/dev/null 2>&1") == 0;
+}
+
+Prediction predict_one(const Predictor& p, const JobRecord& r) {
+  const HistoryState s = p.initial_history();
+  Prediction out;
+  p.predict(std::span<const JobRecord>(&r, 1), s, std::span<Prediction>(&out, 1));
+  return out;
+}
+
+struct Exported {
+  std::string model, onnx, sidecar;
+};
+
+const Exported& exported() {
+  static const Exported e = [] {
+    Exported x;
+    x.model = test::shared_test_model();
+    x.onnx = test::temp_dir() + "/exported.onnx";
+    x.sidecar = interop::sidecar_path_for(x.onnx);
+    interop::export_onnx(load_model_file(x.model), x.onnx, x.sidecar);
+    return x;
+  }();
+  return e;
+}
+
+TEST(OnnxExport, GraphPassesTheCheckerAndSidecarDescribesIt) {
+  const auto& e = exported();
+  EXPECT_EQ(e.sidecar, e.onnx.substr(0, e.onnx.size() - 5) + ".json");
+  onnx::ModelProto proto;
+  const auto bytes = read_file_bytes(e.onnx);
+  ASSERT_TRUE(proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+  EXPECT_NO_THROW(onnx::checker::check_model(proto));
+  EXPECT_EQ(proto.opset_import(0).version(), 13);
+  const ModelFile m = load_model_file(e.model);
+  ASSERT_EQ(proto.graph().input_size(), 2);
+  EXPECT_EQ(proto.graph().input(0).name(), "dense");
+  EXPECT_EQ(proto.graph().input(0).type().tensor_type().shape().dim(1).dim_value(), m.mlp.dense_inputs);
+  EXPECT_EQ(proto.graph().input(1).name(), "categories");
+  EXPECT_EQ(proto.graph().output(0).name(), "t");
+
+  const auto side = read_json(e.sidecar);
+  EXPECT_EQ(side["format"], "ttlpred-onnx-sidecar");
+  EXPECT_EQ(side["onnx_file"], "exported.onnx");
+  EXPECT_EQ(side["graph"]["dense_width"], m.mlp.dense_inputs);
+  EXPECT_EQ(side["encoder"]["dense"].size(), m.mlp.dense_inputs);
+  EXPECT_EQ(side["encoder"]["categories"].size(), m.mlp.embeddings.size());
+  EXPECT_EQ(side["target"]["kind"], "log1p");
+  EXPECT_DOUBLE_EQ(side["target"]["stddev"].get<double>(), 0.5);
+  EXPECT_TRUE(side["safe_ttl"]["calibrated"].get<bool>());
+  // The table's margin at alpha 0.01 is the model's own.
+  const auto& alphas = side["safe_ttl"]["alphas"];
+  bool found = false;
+  for (std::size_t i = 0; i < alphas.size(); ++i) {
+    if (alphas[i].get<double>() != 0.01) continue;
+    found = true;
+    EXPECT_DOUBLE_EQ(side["safe_ttl"]["global_log_margin"][i].get<double>(), m.safe_ttl.log_margin(kNoGroup, 0.01));
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(OnnxImport, ExportThenImportIsTheSameModel) {
+  const auto& e = exported();
+  const ModelFile a = load_model_file(e.model);
+  const ModelFile b = interop::import_onnx(e.onnx, e.sidecar);
+  ASSERT_EQ(a.mlp.layers.size(), b.mlp.layers.size());
+  for (std::size_t l = 0; l < a.mlp.layers.size(); ++l) {
+    EXPECT_EQ(a.mlp.layers[l].weight, b.mlp.layers[l].weight);
+    EXPECT_EQ(a.mlp.layers[l].bias, b.mlp.layers[l].bias);
+    EXPECT_EQ(a.mlp.layers[l].act, b.mlp.layers[l].act);
+  }
+  ASSERT_EQ(a.mlp.embeddings.size(), b.mlp.embeddings.size());
+  for (std::size_t i = 0; i < a.mlp.embeddings.size(); ++i) EXPECT_EQ(a.mlp.embeddings[i].table, b.mlp.embeddings[i].table);
+  EXPECT_EQ(a.encoder, b.encoder);
+  EXPECT_EQ(a.target.mean, b.target.mean);
+  EXPECT_EQ(a.safe_ttl.global.values, b.safe_ttl.global.values);
+
+  // And it answers the same.
+  const std::string path = test::temp_dir() + "/reimported.model";
+  save_model_file(path, b);
+  const Predictor pa = Predictor::load(e.model, {});
+  const Predictor pb = Predictor::load(path, {});
+  JobRecord r;
+  r.text(Field::User) = "alice";
+  r.text(Field::JobType) = "MC";
+  r[Field::CpuCores] = 4;
+  r[Field::RequestedTtl] = 40000;
+  r[Field::SubmitTime] = 1.7e9 + 30000;
+  const Prediction x = predict_one(pa, r), y = predict_one(pb, r);
+  EXPECT_EQ(x.expected_wall_s, y.expected_wall_s);
+  EXPECT_EQ(x.safe_ttl_s, y.safe_ttl_s);
+}
+
+std::string import_error(const onnx::ModelProto& m) {
+  try {
+    interop::mlp_from_onnx(m, "bad.onnx");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(OnnxImport, RefusesWhatIsNotAPlainMlpNamingTheNode) {
+  const ModelFile src = load_model_file(exported().model);
+  onnx::ModelProto m = interop::mlp_to_onnx(src.mlp, "");
+  // Replace the first activation by Softmax: an op ttlpred's engine does not have.
+  for (auto& n : *m.mutable_graph()->mutable_node())
+    if (n.op_type() == "Relu") {
+      n.set_op_type("Softmax");
+      break;
+    }
+  EXPECT_NE(import_error(m).find("bad.onnx: node 'activation_0' (op Softmax): unsupported op"), std::string::npos) << import_error(m);
+
+  onnx::ModelProto leaky = interop::mlp_to_onnx(src.mlp, "");
+  for (auto& n : *leaky.mutable_graph()->mutable_node())
+    if (n.op_type() == "Relu") {
+      n.set_op_type("LeakyRelu");
+      auto* a = n.add_attribute();
+      a->set_name("alpha");
+      a->set_type(onnx::AttributeProto::FLOAT);
+      a->set_f(0.2f);
+      break;
+    }
+  EXPECT_NE(import_error(leaky).find("node 'activation_0' (op LeakyRelu): LeakyRelu alpha 0.2"), std::string::npos)
+      << import_error(leaky);
+
+  // A graph that is not ONNX at all.
+  const std::string junk = test::temp_dir() + "/junk.onnx";
+  std::ofstream(junk) << "this is not protobuf";
+  try {
+    interop::import_onnx(junk, exported().sidecar);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("junk.onnx"), std::string::npos) << e.what();
+  }
+}
+
+TEST(OnnxImport, HelperApiMlpServesThroughPredict) {
+  if (!python_has("/usr/bin/python3", "onnx")) GTEST_SKIP() << "/usr/bin/python3 lacks onnx (Debian python3-onnx)";
+  const std::string dir = test::temp_dir();
+  const std::string onnx = dir + "/helper.onnx", expect = dir + "/helper-expect.json";
+  ASSERT_EQ(shell("/usr/bin/python3 '" + here("make_helper_mlp.py") + "' '" + exported().sidecar + "' '" + onnx + "' '" +
+                  expect + "'"),
+            0);
+  const ModelFile m = interop::import_onnx(onnx, exported().sidecar);
+  ASSERT_EQ(m.mlp.layers.size(), 3u);
+  EXPECT_EQ(m.mlp.layers[0].act, Activation::LeakyRelu);
+
+  // The imported network computes what numpy computed on the same inputs.
+  const auto cases = read_json(expect);
+  const std::size_t rows = cases["t"].size();
+  std::vector<float> dense;
+  std::vector<std::uint32_t> cats;
+  for (const auto& row : cases["dense"])
+    for (double v : row) dense.push_back(static_cast<float>(v));
+  for (const auto& row : cases["categories"])
+    for (auto v : row) cats.push_back(v.get<std::uint32_t>());
+  std::vector<double> out(rows);
+  engine::reference_forward(m.mlp, dense.data(), cats.data(), rows, out.data());
+  for (std::size_t r = 0; r < rows; ++r) EXPECT_NEAR(out[r], cases["t"][r].get<double>(), 1e-5 * (1 + std::abs(out[r])));
+
+  // Served: /v1/predict answers with the imported model, as a Predictor of the file does.
+  const std::string model = dir + "/helper.model";
+  save_model_file(model, m);
+  test::TestServer server(test::options_for(model));
+  auto c = server.client();
+  const auto res = c.Post("/v1/predict", R"({"user":"alice","job_type":"MC","cpu_cores":4,"requested_ttl_s":40000})",
+                          "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const auto j = nlohmann::json::parse(res->body);
+  const double served = j.contains("expected_wall_s") ? j["expected_wall_s"].get<double>()
+                                                       : j["predictions"][0]["expected_wall_s"].get<double>();
+  EXPECT_GT(served, 0);
+  const Predictor p = Predictor::load(model, {});
+  JobRecord r;
+  r.text(Field::User) = "alice";
+  r.text(Field::JobType) = "MC";
+  r[Field::CpuCores] = 4;
+  r[Field::RequestedTtl] = 40000;
+  EXPECT_NEAR(served, predict_one(p, r).expected_wall_s, 1e-6 * served) << res->body;
+}
+
+TEST(OnnxCli, ExportImportAndModelInfoThroughTheProgram) {
+  const std::string dir = test::temp_dir();
+  std::string out;
+  int rc = test::run_cli("export --model '" + test::shared_test_model() + "' --onnx '" + dir + "/cli.onnx'", &out);
+  if (rc == 127) GTEST_SKIP() << "ttlpred not built";
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("cli.json"), std::string::npos) << out;
+  rc = test::run_cli("import --onnx '" + dir + "/cli.onnx' --encoder '" + dir + "/cli.json' --out '" + dir + "/cli.model'", &out);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("imported"), std::string::npos) << out;
+  rc = test::run_cli("model info --json '" + dir + "/cli.model'", &out);
+  ASSERT_EQ(rc, 0) << out;
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["architecture"]["layers"].size(), 2u);
+  EXPECT_EQ(j["config"]["imported_onnx"], "cli.onnx");
+  rc = test::run_cli("model info '" + dir + "/cli.model'", &out);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("architecture"), std::string::npos) << out;
+  // A sidecar that is not one: refused naming it.
+  const std::string junk = dir + "/junk.json";
+  std::ofstream(junk) << "{\"format\": \"something else\"}";
+  rc = test::run_cli("import --onnx '" + dir + "/cli.onnx' --encoder '" + junk + "' --out '" + dir + "/x.model'", &out);
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(out.find("junk.json: not a ttlpred ONNX sidecar"), std::string::npos) << out;
+}
+
+TEST(OnnxExport, OnnxRuntimeComputesWhatTtlpredComputes) {
+  std::string python;
+  for (const std::string& py : {std::string("python3"), std::string("/usr/bin/python3")})
+    if (python_has(py, "onnxruntime")) {
+      python = py;
+      break;
+    }
+  if (python.empty()) GTEST_SKIP() << "onnxruntime not installed (optional: scripts/setup-optional.sh)";
+  // The acceptance path: a model trained by `ttlpred train` (the default 3x256 network),
+  // exported by `ttlpred export`.
+  const std::string dir = test::temp_dir();
+  std::string out;
+  int rc = test::run_cli("generate --jobs 3000 --seed 4 --out '" + dir + "/trace.csv'", &out);
+  if (rc == 127) GTEST_SKIP() << "ttlpred not built";
+  ASSERT_EQ(rc, 0) << out;
+  ASSERT_EQ(test::run_cli("train --data '" + dir + "/trace.csv' --out '" + dir + "/trained.model' --epochs 2 --quiet", &out), 0) << out;
+  ASSERT_EQ(test::run_cli("export --model '" + dir + "/trained.model' --onnx '" + dir + "/trained.onnx'", &out), 0) << out;
+  const Exported e{dir + "/trained.model", dir + "/trained.onnx", dir + "/trained.json"};
+  const ModelFile m = load_model_file(e.model);
+  ASSERT_EQ(m.mlp.layers.size(), 4u);
+  // Random encoded inputs, and ttlpred's fp32 engine on them.
+  std::mt19937_64 rng(11);
+  std::normal_distribution<float> nd(0, 1);
+  const std::size_t rows = 256;
+  std::vector<float> dense(rows * m.mlp.dense_inputs);
+  for (auto& v : dense) v = nd(rng);
+  std::vector<std::uint32_t> cats(rows * m.mlp.embeddings.size());
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t k = 0; k < m.mlp.embeddings.size(); ++k)
+      cats[r * m.mlp.embeddings.size() + k] = static_cast<std::uint32_t>(rng() % m.mlp.embeddings[k].cardinality);
+  const engine::Plan plan = engine::compile(m.mlp, engine::Variant::Fp32);
+  std::vector<float> t(rows);
+  plan.predict(dense.data(), cats.data(), rows, t.data());
+  nlohmann::json cases;
+  for (std::size_t r = 0; r < rows; ++r) {
+    cases["dense"].push_back(std::vector<float>(dense.begin() + static_cast<long>(r * m.mlp.dense_inputs),
+                                                dense.begin() + static_cast<long>((r + 1) * m.mlp.dense_inputs)));
+    cases["categories"].push_back(std::vector<std::uint32_t>(cats.begin() + static_cast<long>(r * m.mlp.embeddings.size()),
+                                                             cats.begin() + static_cast<long>((r + 1) * m.mlp.embeddings.size())));
+    cases["t"].push_back(t[r]);
+  }
+  const std::string path = test::temp_dir() + "/ort-cases.json";
+  std::ofstream(path) << cases.dump();
+  EXPECT_EQ(shell(python + " '" + here("onnxruntime_check.py") + "' '" + e.onnx + "' '" + path + "' 1e-5"), 0);
+
+  // The int8-static variant as QDQ, against ttlpred's int8-static plan on the same inputs:
+  // the same int8 grid, but ONNX Runtime rounds x / scale where ttlpred's kernels round
+  // x * (1 / scale) and requantize from int32 sums, so a code may differ by one step; judged
+  // against one standard deviation of the target (floor 1).
+  ASSERT_EQ(test::run_cli("quantize --model '" + e.model + "' --calib '" + dir + "/trace.csv' --out '" + dir + "/q.model'", &out), 0) << out;
+  ASSERT_EQ(test::run_cli("export --int8 --model '" + dir + "/q.model' --onnx '" + dir + "/q.onnx'", &out), 0) << out;
+  const ModelFile qm = load_model_file(dir + "/q.model");
+  const engine::Plan qplan = engine::compile(qm, engine::Variant::Int8Static, {}, "q.model");
+  qplan.predict(dense.data(), cats.data(), rows, t.data());
+  for (std::size_t r = 0; r < rows; ++r) cases["t"][r] = t[r];
+  std::ofstream(path) << cases.dump();
+  EXPECT_EQ(shell(python + " '" + here("onnxruntime_check.py") + "' '" + dir + "/q.onnx' '" + path + "' 1e-2 1"), 0);
+}
+
+}  // namespace
+}  // namespace ttlpred

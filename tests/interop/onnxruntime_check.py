@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""Runs an exported ttlpred graph in ONNX Runtime on the inputs of CASES.json and compares
+with ttlpred's own outputs there ("t"). Prints the largest relative difference; exits 1 when
+it is above the tolerance (default 1e-5), 77 when onnxruntime is not installed (a skip).
+FLOOR (default 0) is the least denominator of the relative difference: t is a standardized
+target, so a floor of 1 measures int8 rounding against one standard deviation rather than
+against outputs that happen to lie near zero.
+
+usage: onnxruntime_check.py MODEL.onnx CASES.json [TOLERANCE [FLOOR]]"""
+import json
+import sys
+
+try:
+    import numpy as np
+    import onnxruntime as ort
+except ImportError as e:
+    print(f"skip: {e}")
+    sys.exit(77)
+
+cases = json.load(open(sys.argv[2]))
+tol = float(sys.argv[3]) if len(sys.argv) > 3 else 1e-5
+floor = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
+sess = ort.InferenceSession(sys.argv[1], providers=["CPUExecutionProvider"])
+feeds = {"dense": np.array(cases["dense"], dtype=np.float32)}
+if any(i.name == "categories" for i in sess.get_inputs()):
+    feeds["categories"] = np.array(cases["categories"], dtype=np.int64)
+got = sess.run(["t"], feeds)[0][:, 0].astype(np.float64)
+want = np.array(cases["t"], dtype=np.float64)
+rel = np.abs(got - want) / np.maximum(np.abs(want), max(floor, 1e-30))
+print(f"onnxruntime {ort.__version__}: {len(want)} rows, max relative difference {rel.max():.3g} (floor {floor:g}), "
+      f"max absolute {np.abs(got - want).max():.3g}")
+sys.exit(0 if rel.max() <= tol else 1)
