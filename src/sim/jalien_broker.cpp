@@ -218,6 +218,7 @@ class Broker {
       series_.add_waste(t, core_hours);
       if (o.attempts <= config_.max_retries) {
         ++m_.resubmissions;
+        if (jobs_[p].retry_ttl > 0) jobs_[p].ttl = jobs_[p].retry_ttl;
         enqueue(p, t);
       } else {
         o.status = GridStatus::Failed;
@@ -242,11 +243,17 @@ class Broker {
     pilot_core_seconds_ += kind.cores * (t - pilot.born);
     const double left = pilot.lifetime - (t - pilot.start);
     if (left > 0) {
-      const double wasted = kind.cores * left / 3600;
-      m_.wasted_core_hours += wasted;
-      if (ttl_rejected) m_.wasted_core_hours_ttl += wasted;
+      // Leaving with jobs still waiting gives up slot time the VO had work for: waste.
+      // Leaving an empty queue hands back a slot nobody needed: counted apart.
+      const double core_hours = kind.cores * left / 3600;
       ++m_.early_exits;
-      series_.add_waste(t, wasted);
+      if (waiting_ > 0) {
+        m_.wasted_core_hours += core_hours;
+        if (ttl_rejected) m_.wasted_core_hours_ttl += core_hours;
+        series_.add_waste(t, core_hours);
+      } else {
+        m_.idle_exit_core_hours += core_hours;
+      }
     }
     // The slot's next pilot; exponential gaps are what a steady pilot submission rate gives.
     const double gap = -config_.pilot_gap_mean_s * std::log(1 - rng_.uniform());

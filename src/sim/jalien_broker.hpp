@@ -8,9 +8,10 @@
 //   resubmitted job keeps its place) with TTL < time left and cores <= the pilot's free
 //   cores. The pilot keeps asking while it has free cores and gets jobs.
 // - A job runs work / host speed seconds on the pilot's host; past TTL + 300 s it is killed
-//   (ERROR_E) and resubmitted, up to `max_retries` times.
+//   (ERROR_E) and resubmitted with its retry TTL, up to `max_retries` times.
 // - A pilot that gets nothing and runs no job exits; the rest of its lifetime x its cores is
-//   wasted. Its slot gets a new pilot after an exponential gap.
+//   wasted when jobs were waiting (idle otherwise). Its slot gets a new pilot after an
+//   exponential gap.
 // - TTL policies: a fixed TTL per job (static, model), or the oracle: the job's true run time
 //   on the asking pilot's host + 300 s.
 // Deterministic for a seed.
@@ -27,6 +28,7 @@ struct GridJob {
   double work = 0;   // run time on a host of speed 1 (s): trace wall time x the trace host's speed
   int cores = 1;
   double ttl = 0;    // the TTL the policy gives the job (ignored by the oracle)
+  double retry_ttl = 0;  // the TTL of a resubmission after a kill (<= 0: ttl again)
 };
 
 // One kind of slot a site offers: cores, host speed and lifetime of the pilots it runs.
@@ -67,8 +69,9 @@ struct GridMetrics {
   double days = 0;                      // first to last submit
   double jobs_completed_per_day = 0;    // completions up to the last submit / days
   double mean_wait_s = 0, p95_wait_s = 0;
-  double wasted_core_hours = 0;         // pilots exiting early: cores x lifetime left
-  double wasted_core_hours_ttl = 0;     // of which: jobs were waiting but none had a TTL that fit
+  double wasted_core_hours = 0;         // pilots exiting early while jobs wait: cores x lifetime left
+  double wasted_core_hours_ttl = 0;     // of which: jobs that fit the cores waited, none with a TTL below the time left
+  double idle_exit_core_hours = 0;      // pilots exiting early on an empty queue (not waste: no work)
   double cpu_hours_used = 0;            // cores x time of every attempt, killed ones included
   double cpu_hours_done = 0;            // of completed attempts
   double cpu_hours_lost_to_kills = 0;

@@ -65,7 +65,11 @@ std::vector<GridJob> grid_jobs(const SimTrace& t, GridTtl policy, double default
     g.work = wall[r];
     g.cores = static_cast<int>(std::max(1.0, value_or(cores[r], 1)));
     const double requested = value_or(req[r], 0);
-    g.ttl = policy == GridTtl::Model ? t.predictions[k].safe_ttl_s : (requested > 0 ? requested : default_ttl_s);
+    const double static_ttl = requested > 0 ? requested : default_ttl_s;
+    g.ttl = policy == GridTtl::Model ? t.predictions[k].safe_ttl_s : static_ttl;
+    // A kill shows the model's TTL was too short for this job: its resubmission gets the
+    // static TTL, which the model's never exceeds (it is capped at the request).
+    g.retry_ttl = static_ttl;
   }
   return out;
 }

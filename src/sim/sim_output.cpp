@@ -31,6 +31,7 @@ nlohmann::json metrics_json(const GridMetrics& m) {
           {"p95_wait_s", m.p95_wait_s},
           {"wasted_slot_core_hours", m.wasted_core_hours},
           {"wasted_slot_core_hours_ttl", m.wasted_core_hours_ttl},
+          {"idle_exit_core_hours", m.idle_exit_core_hours},
           {"cpu_hours_used", m.cpu_hours_used},
           {"cpu_hours_lost_to_kills", m.cpu_hours_lost_to_kills},
           {"kills", m.kills},

@@ -47,7 +47,23 @@ TEST(JalienBroker, KillsPastTtlPlusMarginAndResubmits) {
   EXPECT_EQ(r.metrics.failed, 1u);
   EXPECT_DOUBLE_EQ(r.metrics.cpu_hours_lost_to_kills, 1600.0 / 3600);
   EXPECT_DOUBLE_EQ(r.metrics.cpu_hours_used, 1600.0 / 3600);
-  EXPECT_DOUBLE_EQ(r.metrics.wasted_core_hours, 8 * (86400.0 - 1600) / 3600);
+  // Nothing was waiting when it left: the slot was handed back, not wasted.
+  EXPECT_DOUBLE_EQ(r.metrics.wasted_core_hours, 0);
+  EXPECT_DOUBLE_EQ(r.metrics.idle_exit_core_hours, 8 * (86400.0 - 1600) / 3600);
+}
+
+// A resubmission takes the job's retry TTL: killed at 800 with TTL 500, it runs again with
+// TTL 2000 from 800 and completes at 1800.
+TEST(JalienBroker, ResubmissionUsesTheRetryTtl) {
+  GridJob j = job(1, 0, 1000, 500);
+  j.retry_ttl = 2000;
+  const GridResult r = simulate_jalien({j}, config({SlotKind{8, 1, 86400}}));
+  EXPECT_EQ(r.outcomes[0].status, GridStatus::Done);
+  EXPECT_EQ(r.outcomes[0].attempts, 2);
+  EXPECT_DOUBLE_EQ(r.outcomes[0].start, 800);
+  EXPECT_DOUBLE_EQ(r.outcomes[0].end, 1800);
+  EXPECT_DOUBLE_EQ(r.metrics.cpu_hours_lost_to_kills, 800.0 / 3600);
+  EXPECT_DOUBLE_EQ(r.metrics.cpu_hours_used, 1800.0 / 3600);
 }
 
 // The same job with a TTL above its run time completes; the oracle's TTL (run + 300) too.
@@ -71,14 +87,16 @@ TEST(JalienBroker, PilotExitsWithTimeLeftWhenNoTtlFits) {
   const GridResult r = simulate_jalien({job(1, 0, 100, 3500)}, c);
   EXPECT_EQ(r.metrics.matches_rejected_for_ttl, 1u);
   EXPECT_DOUBLE_EQ(r.metrics.wasted_core_hours_ttl, 1.0);
-  EXPECT_DOUBLE_EQ(r.metrics.wasted_core_hours, 1.0 + 86300.0 / 3600);
+  EXPECT_DOUBLE_EQ(r.metrics.wasted_core_hours, 1.0);
+  EXPECT_DOUBLE_EQ(r.metrics.idle_exit_core_hours, 86300.0 / 3600);
   EXPECT_EQ(r.metrics.early_exits, 2u);
   EXPECT_EQ(r.outcomes[0].status, GridStatus::Done);
   EXPECT_DOUBLE_EQ(r.outcomes[0].end, 100);
   // With a TTL of 2000 s the short-lived pilot takes it and nothing is rejected.
   const GridResult fit = simulate_jalien({job(1, 0, 100, 2000)}, c);
   EXPECT_EQ(fit.metrics.matches_rejected_for_ttl, 0u);
-  EXPECT_DOUBLE_EQ(fit.metrics.wasted_core_hours, (3600.0 - 100) / 3600 + 86400.0 / 3600);
+  EXPECT_DOUBLE_EQ(fit.metrics.wasted_core_hours, 0);
+  EXPECT_DOUBLE_EQ(fit.metrics.idle_exit_core_hours, (3600.0 - 100) / 3600 + 86400.0 / 3600);
 }
 
 // The broker gives the first job in submit order whose TTL fits, skipping one that does not:
