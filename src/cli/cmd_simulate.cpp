@@ -61,6 +61,10 @@ void run_simulate(const SimulateOptions& o) {
   JobTable trace = load_trace(o.data, o.json, &format);
   std::fprintf(stderr, "simulate: read %zu jobs (%s) in %.1f s\n", trace.rows(), format.c_str(), seconds_since(t0));
   if (predictor) check_model_fits_trace(*predictor, o.model, trace, format, false);
+  if (o.ttl == "model" && o.split < predictor->model().provenance.split)
+    std::fprintf(stderr, "simulate: WARNING: --split %.2f is below the model's training split %.2f: on its own training "
+                 "trace, the simulated jobs include jobs the model learned from\n", o.split,
+                 predictor->model().provenance.split);
   const sim::SimTrace st = sim::prepare_trace(std::move(trace), o.split, o.ttl == "model" ? &*predictor : nullptr);
   std::fprintf(stderr, "simulate: %zu jobs after the %.2f split%s (%.1f s)\n", st.rows(), o.split,
                o.ttl == "model" ? ", predicted" : "", seconds_since(t0));
