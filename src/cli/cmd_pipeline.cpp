@@ -15,6 +15,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/eval_report.hpp"
+#include "sim/policy_table.hpp"
 #include "engine/latency.hpp"
 #include "features/history.hpp"
 #include "pipeline/evaluate.hpp"
@@ -107,7 +108,7 @@ std::string markdown_report(const PipelineOptions& o, const std::string& trace, 
 void run_pipeline(const PipelineOptions& o) {
   const Clock total;
   std::filesystem::create_directories(o.out);
-  const int steps = o.summary_only ? 1 : 6;
+  const int steps = o.summary_only ? 1 : 7;
   const std::string trace = o.out + "/alice-default.csv.gz";
 
   step(1, steps, "generate the default synthetic ALICE trace");
@@ -217,7 +218,24 @@ void run_pipeline(const PipelineOptions& o) {
   const std::string js = j.dump(2);
   write_file_atomic(o.out + "/report.md", std::vector<std::uint8_t>(md.begin(), md.end()));
   write_file_atomic(o.out + "/report.json", std::vector<std::uint8_t>(js.begin(), js.end()));
-  std::printf("\n%s\nwrote %s/report.md and %s/report.json; total %.0f s\n", md.c_str(), o.out.c_str(), o.out.c_str(),
+  std::printf("\n%s\nwrote %s/report.md and %s/report.json\n", md.c_str(), o.out.c_str(), o.out.c_str());
+
+  // What the TTLs buy: the broker simulated on the scored jobs with each TTL policy
+  // (docs/SIMULATION.md); the same numbers as `ttlpred simulate --scheduler jalien`.
+  step(7, steps, "simulate the JAliEn broker with static, model and oracle TTLs");
+  PredictorOptions po;
+  po.variant = model_made_for(model);
+  po.alpha = o.alpha;
+  const Predictor predictor(model, po, model_path);
+  const sim::SimTrace st = sim::prepare_trace(load_trace(trace, true), o.split, &predictor);
+  const auto sim_rows = sim::jalien_policy_rows(st, sim::GridOptions{});
+  const std::string sim_md = "\n## Simulation: the JAliEn broker on the scored jobs\n\n" + sim::policy_table_markdown(sim_rows);
+  const std::string md_all = md + sim_md;
+  j["simulation"] = sim::policy_table_json(sim_rows);
+  const std::string js_all = j.dump(2);
+  write_file_atomic(o.out + "/report.md", std::vector<std::uint8_t>(md_all.begin(), md_all.end()));
+  write_file_atomic(o.out + "/report.json", std::vector<std::uint8_t>(js_all.begin(), js_all.end()));
+  std::printf("%s\nwrote %s/report.md and %s/report.json; total %.0f s\n", sim_md.c_str(), o.out.c_str(), o.out.c_str(),
               total.seconds());
 }
 

@@ -1,0 +1,151 @@
+// Hand-computed schedules of the batch schedulers (4-processor machine unless said).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "sim/batch_scheduler.hpp"
+#include "util/error.hpp"
+
+namespace ttlpred::sim {
+namespace {
+
+BatchJob job(std::int64_t id, double submit, int procs, double run, double request, std::uint32_t user = 0) {
+  BatchJob b;
+  b.id = id;
+  b.submit = submit;
+  b.procs = procs;
+  b.run = run;
+  b.request = request;
+  b.user = user;
+  return b;
+}
+
+BatchResult run(const std::vector<BatchJob>& jobs, BatchPolicy p, Estimator e = Estimator::Request, int procs = 4) {
+  return simulate_batch(jobs, BatchConfig{p, e, procs});
+}
+
+// A holds 3 of 4 processors until 100; B needs all 4, so it is reserved at 100 with no extra
+// processors. C (1 processor, request 50) ends by 52 <= 100: it must be backfilled at 2.
+TEST(BatchScheduler, EasyBackfillsAJobThatEndsBeforeTheReservation) {
+  const std::vector<BatchJob> jobs = {job(1, 0, 3, 100, 100), job(2, 1, 4, 50, 50), job(3, 2, 1, 50, 50)};
+  const BatchResult r = run(jobs, BatchPolicy::Easy);
+  EXPECT_EQ(r.outcomes[0].start, 0);
+  EXPECT_EQ(r.outcomes[2].start, 2);
+  EXPECT_EQ(r.outcomes[2].end, 52);
+  EXPECT_EQ(r.outcomes[1].start, 100);  // the reservation held
+  EXPECT_EQ(r.outcomes[1].end, 150);
+  EXPECT_EQ(r.metrics.backfilled, 1u);
+  // Waits 0, 99, 0; bounded slowdowns 1, (99+50)/50, 1.
+  EXPECT_DOUBLE_EQ(r.metrics.mean_wait_s, 33);
+  EXPECT_DOUBLE_EQ(r.metrics.max_wait_s, 99);
+  EXPECT_DOUBLE_EQ(r.metrics.avg_bounded_slowdown, (1 + 149.0 / 50 + 1) / 3);
+  EXPECT_DOUBLE_EQ(r.metrics.makespan_s, 150);
+  EXPECT_DOUBLE_EQ(r.metrics.utilization, (300.0 + 200 + 50) / (4 * 150));
+}
+
+TEST(BatchScheduler, FcfsNeverOvertakesTheHead) {
+  const std::vector<BatchJob> jobs = {job(1, 0, 3, 100, 100), job(2, 1, 4, 50, 50), job(3, 2, 1, 50, 50)};
+  const BatchResult r = run(jobs, BatchPolicy::Fcfs);
+  EXPECT_EQ(r.outcomes[1].start, 100);
+  EXPECT_EQ(r.outcomes[2].start, 150);
+  EXPECT_EQ(r.metrics.backfilled, 0u);
+}
+
+// Same, but C requests 200: by its request it would end at 202 > 100 and there are no extra
+// processors, so backfilling it would delay B. It must wait for B.
+TEST(BatchScheduler, EasyDoesNotBackfillAJobThatWouldDelayTheReservation) {
+  const std::vector<BatchJob> jobs = {job(1, 0, 3, 100, 100), job(2, 1, 4, 50, 50), job(3, 2, 1, 50, 200)};
+  const BatchResult r = run(jobs, BatchPolicy::Easy);
+  EXPECT_EQ(r.outcomes[1].start, 100);
+  EXPECT_EQ(r.outcomes[2].start, 150);
+  EXPECT_EQ(r.metrics.backfilled, 0u);
+  // With true run times (50), C fits before the shadow time again.
+  const BatchResult oracle = run(jobs, BatchPolicy::EasyPlusPlus, Estimator::Oracle);
+  EXPECT_EQ(oracle.outcomes[2].start, 2);
+  EXPECT_EQ(oracle.outcomes[1].start, 100);
+}
+
+// A job that only uses processors the head will not need ("extra") may run past the
+// shadow time: machine 6, A holds 4 until 100, B needs 4 (extra at 100: 6 - 4 = 2).
+TEST(BatchScheduler, EasyBackfillsIntoExtraProcessors) {
+  const std::vector<BatchJob> jobs = {job(1, 0, 4, 100, 100), job(2, 1, 4, 50, 50), job(3, 2, 2, 500, 500)};
+  const BatchResult r = run(jobs, BatchPolicy::Easy, Estimator::Request, 6);
+  EXPECT_EQ(r.outcomes[2].start, 2);
+  EXPECT_EQ(r.outcomes[1].start, 100);
+}
+
+// EASY++ tries the shortest estimate first: with one free processor, C (request 90) and D
+// (request 40) both fit before the shadow time at 100, but only one processor is free; D
+// goes first although it arrived later.
+TEST(BatchScheduler, EasyPlusPlusBackfillsShortestFirst) {
+  const std::vector<BatchJob> jobs = {job(1, 0, 3, 100, 100), job(2, 1, 4, 50, 50), job(3, 2, 1, 90, 90),
+                                      job(4, 2, 1, 40, 40)};
+  const BatchResult easy = run(jobs, BatchPolicy::Easy);
+  EXPECT_EQ(easy.outcomes[2].start, 2);   // arrival order: C
+  const BatchResult pp = run(jobs, BatchPolicy::EasyPlusPlus);
+  EXPECT_EQ(pp.outcomes[3].start, 2);     // shortest first: D
+  EXPECT_EQ(pp.outcomes[3].end, 42);
+}
+
+// The model's expected time (50) runs out at 50: corrected to its safe TTL (80), which runs
+// out at 80: corrected to the request (1000). The job still ends at its real 100 s.
+TEST(BatchScheduler, ModelEstimateIsCorrectedToSafeTtlThenRequest) {
+  BatchJob a = job(1, 0, 4, 100, 1000);
+  a.model_expected = 50;
+  a.model_safe = 80;
+  const BatchResult r = run({a}, BatchPolicy::EasyPlusPlus, Estimator::Model);
+  EXPECT_EQ(r.outcomes[0].corrections, 2);
+  EXPECT_EQ(r.metrics.corrections, 2u);
+  EXPECT_EQ(r.outcomes[0].end, 100);
+}
+
+// last2: the user's third job is estimated at the mean of the first two runs (10 and 30 ->
+// 20), so with one free processor it backfills before a reservation at 100 that its request
+// (500) would miss.
+TEST(BatchScheduler, Last2UsesTheMeanOfTheUsersLastTwoRuns) {
+  const std::vector<BatchJob> jobs = {job(1, 0, 1, 10, 500, 7), job(2, 0, 1, 30, 500, 7), job(3, 40, 3, 100, 100, 1),
+                                      job(4, 41, 4, 50, 50, 2),  job(5, 42, 1, 20, 500, 7)};
+  const BatchResult req = run(jobs, BatchPolicy::Easy, Estimator::Request);
+  EXPECT_EQ(req.outcomes[4].start, 190);  // after job 4 (140..190)
+  const BatchResult l2 = run(jobs, BatchPolicy::Easy, Estimator::Last2);
+  EXPECT_EQ(l2.outcomes[4].start, 42);
+  EXPECT_EQ(l2.outcomes[3].start, 140);
+}
+
+// A trace run longer than its request is killed at the request.
+TEST(BatchScheduler, KillsAtTheRequest) {
+  const BatchResult r = run({job(1, 0, 2, 300, 200)}, BatchPolicy::Easy);
+  EXPECT_EQ(r.outcomes[0].end, 200);
+  EXPECT_TRUE(r.outcomes[0].killed_at_request);
+}
+
+// Every job starts once, after its submission, and runs exactly min(run, request); the
+// processor-hours used are the sum of those.
+TEST(BatchScheduler, ConservesJobsAndWork) {
+  std::vector<BatchJob> jobs;
+  double expected_work = 0;
+  for (int i = 0; i < 300; ++i) {
+    const double run = 10 + (i * 37) % 400, request = run * (1 + (i % 5)) - (i % 7 == 0 ? run / 2 : 0);
+    jobs.push_back(job(i, i * 13.0, 1 + (i * 7) % 16, run, request, static_cast<std::uint32_t>(i % 9)));
+    expected_work += std::min(run, request) * jobs.back().procs;
+  }
+  for (auto policy : {BatchPolicy::Fcfs, BatchPolicy::Easy, BatchPolicy::EasyPlusPlus})
+    for (auto est : {Estimator::Request, Estimator::Last2, Estimator::Oracle}) {
+      const BatchResult r = run(jobs, policy, est, 16);
+      double work = 0;
+      for (std::size_t j = 0; j < jobs.size(); ++j) {
+        EXPECT_GE(r.outcomes[j].start, jobs[j].submit);
+        EXPECT_DOUBLE_EQ(r.outcomes[j].end - r.outcomes[j].start, std::min(jobs[j].run, jobs[j].request));
+        work += (r.outcomes[j].end - r.outcomes[j].start) * jobs[j].procs;
+      }
+      EXPECT_NEAR(work, expected_work, 1e-6);
+      EXPECT_NEAR(r.metrics.cpu_hours_used, expected_work / 3600, 1e-9);
+    }
+}
+
+TEST(BatchScheduler, RefusesAJobLargerThanTheMachine) {
+  EXPECT_THROW(run({job(1, 0, 5, 10, 10)}, BatchPolicy::Easy), Error);
+}
+
+}  // namespace
+}  // namespace ttlpred::sim
