@@ -17,6 +17,10 @@ packages=(
   ocl-icd-opencl-dev                             # OpenCL headers and loader: oneDNN's CMake config requires them
   libboost-dev                                   # Boost.Beast: HTTP/1.1 for `ttlpred serve`
   libcpp-httplib-dev                             # HTTP client of the service tests
+  pybind11-dev python3-dev                       # the Python module ttlpred._core (python/)
+  python3-numpy python3-pandas                   # the Python package's arrays and DataFrames
+  python3-pytest python3-venv                    # the Python tests; the venv install test
+  chromium                                       # renders report.html in the browser test
 )
 
 missing=()
