@@ -89,7 +89,7 @@ def test_truncated_model_file_is_refused(alice_model, workdir, keep):
     cut = int(len(data) * keep) if isinstance(keep, float) else keep
     path = workdir / f"truncated-{cut}.ttlp"
     path.write_bytes(data[:cut])
-    with pytest.raises(ttlpred.Error, match="truncated"):
+    with pytest.raises(ttlpred.Error, match=path.name):  # the message names the file
         ttlpred.Predictor(path)
 
 

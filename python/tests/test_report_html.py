@@ -64,3 +64,16 @@ def test_chromium_renders_every_chart(report_html, workdir):
     assert len(data) > 50_000  # six drawn charts, not a blank page
     keep = pathlib.Path(report_html).with_name("report.png")
     keep.write_bytes(data)  # beside the page, for a person to look at
+
+
+def test_pipeline_writes_the_same_charts(workdir):
+    out = workdir / "pipeline"
+    cli("pipeline", "--out", out, "--jobs", 3000, "--epochs", 1, "--no-finetune", "--bench-seconds", 0.01)
+    html = (out / "report.html").read_text()
+    charts = svgs(html)
+    assert len(charts) == len(CHARTS)
+    for svg, title in zip(charts, CHARTS):
+        assert re.search(r">" + re.escape(title), svg), title
+    assert "<script" not in html.lower()
+    latency = charts[-1]
+    assert ">fp32-fused<" in latency and ">int8-static<" in latency  # every variant of the pipeline's table

@@ -64,6 +64,10 @@ def _categories(name: str, values: Any) -> tuple:
     else:
         codes, uniques = pd.factorize(pd.Series(values), use_na_sentinel=True)
         codes = np.asarray(codes, dtype=np.int64)
+    uniques = np.asarray(uniques)
+    if uniques.dtype.kind == "f" and np.all(np.mod(uniques, 1) == 0):
+        # ids read by pandas as floats (an integer column with a gap): "12", as the readers write it
+        uniques = uniques.astype(np.int64)
     strings = [str(u) for u in uniques]
     if "" in strings:  # an empty string is "unknown" in every trace format
         empty = strings.index("")
