@@ -3,6 +3,7 @@
 // written compactly. The charts write through it so that the markup (and its escaping) is
 // in one place; the output is inline SVG for a page that must work without network or
 // JavaScript.
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,12 +33,14 @@ class SvgWriter {
   void text(double x, double y, std::string_view content, std::string_view anchor = "start", double size = 12,
             double rotate = 0, bool bold = false);
   // Raw markup, for what the helpers above do not cover.
-  void raw(std::string_view markup) { body_ += markup; }
+  void raw(std::string_view markup) { body_.append(markup); }
 
   // The finished <svg> element.
   std::string finish() const;
 
  private:
+  void append(std::initializer_list<std::string_view> pieces);
+
   double width_, height_;
   std::string title_, body_;
 };
