@@ -193,7 +193,7 @@ void add_kill_rate_by_group(report::HtmlPage& page, const Evaluation& e) {
     kills.values.push_back(g->metrics.kill_rate);
   }
   c.series = {kills};
-  c.value_decimals = 4;
+  c.value_decimals = 2;
   c.notes.push_back("target alpha " + percent_text(e.alpha));
   page.add_chart(report::draw_bar_chart(c),
                  "Share of scored jobs the safe TTL would kill although their request let them finish, overall and per " +

@@ -28,7 +28,8 @@ std::string draw_bar_chart(const BarChart& c) {
       const double x = left + bar * static_cast<double>(s);
       f.svg().rect(x, std::min(top, base), bar * 0.92, std::abs(base - top), series_color(s));
       char buf[32];
-      std::snprintf(buf, sizeof buf, "%.*f", c.value_decimals, v);
+      if (c.y.percent) std::snprintf(buf, sizeof buf, "%.*f%%", c.value_decimals, 100 * v);
+      else std::snprintf(buf, sizeof buf, "%.*f", c.value_decimals, v);
       if (bar >= 18) f.svg().text(x + bar * 0.46, std::min(top, base) - 3, buf, "middle", 9.5);
     }
   }

@@ -22,7 +22,7 @@ struct BarChart {
   std::vector<std::string> categories;
   std::vector<BarSeries> series;
   std::vector<std::string> notes;
-  int value_decimals = 2;
+  int value_decimals = 2;  // of the value printed above each bar (in % on a percent axis)
 };
 
 std::string draw_bar_chart(const BarChart& chart);

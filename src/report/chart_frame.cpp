@@ -33,7 +33,7 @@ ChartFrame::ChartFrame(const std::string& title, const Axis& x, double x0, doubl
     }
   svg_.line(l, b, r, b, "#333333");
   svg_.line(l, t, l, b, "#333333");
-  svg_.text((l + r) / 2, kHeight - 14, x.title(), "middle", 13);
+  svg_.text((l + r) / 2, kHeight - 12, x.title(), "middle", 13);
   svg_.text(20, (t + b) / 2, y.title(), "middle", 13, -90);
 }
 

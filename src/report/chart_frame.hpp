@@ -22,8 +22,8 @@ const std::string& series_color(std::size_t i);
 
 class ChartFrame {
  public:
-  static constexpr double kWidth = 780, kHeight = 420;
-  static constexpr double kLeft = 78, kRight = 200, kTop = 44, kBottom = 62;
+  static constexpr double kWidth = 780, kHeight = 440;
+  static constexpr double kLeft = 78, kRight = 200, kTop = 44, kBottom = 80;  // room for slanted category labels
 
   // Draws the title, grid, ticks and axis titles. `x_ticks` false: the caller labels x
   // itself (category axes).
