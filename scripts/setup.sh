@@ -20,6 +20,10 @@ packages=(
   libonnx-dev libprotobuf-dev                    # ONNX export/import: the ONNX protobuf classes and checker
   python3-onnx python3-numpy                     # ONNX interop tests: graphs built with onnx's Python helper API
   libsystemd-dev                                 # `ttlpred serve` tells systemd it is ready (Type=notify unit)
+  pybind11-dev python3-dev                       # the Python module ttlpred._core (python/)
+  python3-pandas                                 # the Python package's DataFrames (numpy above)
+  python3-pytest python3-venv                    # the Python tests; the venv install test
+  chromium                                       # renders report.html in the browser test
 )
 
 missing=()

@@ -2,7 +2,7 @@
 // ALICE trace, reads it back, trains, quantizes, fine-tunes for compressed inference (int8
 // QAT, 2:4, both), evaluates every engine variant on the chronological split, measures the
 // serving path (raw job record -> safe TTL) per variant, and writes a report (report.md for
-// people, report.json for scripts) into --out.
+// people, report.json for scripts, report.html with the charts of `ttlpred report`) into --out.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +15,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/eval_report.hpp"
+#include "cli/report_figures.hpp"
 #include "sim/policy_table.hpp"
 #include "engine/latency.hpp"
 #include "features/history.hpp"
@@ -103,6 +104,36 @@ std::string markdown_report(const PipelineOptions& o, const std::string& trace, 
         "variant (`ttlpred train --init MODEL --qat int8 --sparsity 2:4`).\n"
         "Latency: one thread, the whole serving path (history lookup, feature encoding, network, safe TTL).\n";
   return md;
+}
+
+// report.html: the charts of `ttlpred report` for the fp32 model (fp32-fused), with the
+// latency of every row of the table above.
+std::string write_html_report(const PipelineOptions& o, const ModelFile& model, const std::string& model_path,
+                              const ChronologicalSplit& split, const HistoryMatrix& history,
+                              const std::vector<VariantRow>& rows) {
+  const VariantRow& fused = rows.at(1);
+  report::HtmlPage page("ttlpred pipeline report");
+  page.add_facts({{"trace", "synthetic ALICE, " + std::to_string(o.data.jobs) + " jobs, seed " + std::to_string(o.data.seed)},
+                  {"model", model_path + " (charts of accuracy and safe TTL: the fp32-fused variant)"},
+                  {"scored", std::to_string(split.scored_rows()) + " jobs after the first " +
+                                 std::to_string(split.train_rows) + " eligible ones"}});
+  page.add_heading("Accuracy");
+  add_prediction_density(page, split, fused.eval);
+  add_error_by_group(page, fused.eval);
+  page.add_heading("Safe TTL");
+  PredictorOptions po;
+  po.alpha = o.alpha;
+  const KillRateCurves curves = kill_rate_curves(model, model_path, po, split, history);
+  add_kill_rate_vs_alpha(page, curves);
+  add_kill_rate_vs_tightness(page, curves);
+  add_kill_rate_by_group(page, fused.eval);
+  page.add_heading("Speed");
+  std::vector<VariantLatency> latency;
+  for (const VariantRow& r : rows)
+    latency.push_back({r.training == "fp32" ? r.name : r.name + " (" + r.training + ")", r.isa, r.one.median_us,
+                       r.batch256.median_us});
+  add_latency_by_variant(page, latency);
+  return write_report_html(page, o.out);
 }
 
 void run_pipeline(const PipelineOptions& o) {
@@ -216,6 +247,7 @@ void run_pipeline(const PipelineOptions& o) {
     j["variants"].push_back(vj);
   }
   const std::string js = j.dump(2);
+  const std::string html = write_html_report(o, model, model_path, split, history, rows);
   write_file_atomic(o.out + "/report.md", std::vector<std::uint8_t>(md.begin(), md.end()));
   write_file_atomic(o.out + "/report.json", std::vector<std::uint8_t>(js.begin(), js.end()));
   std::printf("\n%s\nwrote %s/report.md and %s/report.json\n", md.c_str(), o.out.c_str(), o.out.c_str());
@@ -235,8 +267,8 @@ void run_pipeline(const PipelineOptions& o) {
   const std::string js_all = j.dump(2);
   write_file_atomic(o.out + "/report.md", std::vector<std::uint8_t>(md_all.begin(), md_all.end()));
   write_file_atomic(o.out + "/report.json", std::vector<std::uint8_t>(js_all.begin(), js_all.end()));
-  std::printf("%s\nwrote %s/report.md and %s/report.json; total %.0f s\n", sim_md.c_str(), o.out.c_str(), o.out.c_str(),
-              total.seconds());
+  std::printf("%s\nwrote %s/report.md, %s/report.json and %s; total %.0f s\n", sim_md.c_str(), o.out.c_str(), o.out.c_str(),
+              html.c_str(), total.seconds());
 }
 
 }  // namespace

@@ -18,5 +18,6 @@ void add_model_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_import_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 }  // namespace ttlpred::cli

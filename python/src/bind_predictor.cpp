@@ -1,0 +1,142 @@
+// `Predictor`: a model file loaded with the CLI's options (variant, isa, alpha, bounds), whose
+// predict() is `ttlpred predict` on a table: the same model checks, the same history replay
+// (initial_history_for + compute_history) and the same batched predict_rows, with the GIL
+// released for the whole batch. Answers come back as NumPy arrays, bit for bit the doubles
+// the CLI prints (rounded to 0.1 s there).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdio>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bindings.hpp"
+#include "engine/isa.hpp"
+#include "engine/variant.hpp"
+#include "features/history.hpp"
+#include "pipeline/model_checks.hpp"
+#include "predict/predictor.hpp"
+#include "handles.hpp"
+#include "util/error.hpp"
+
+namespace py = pybind11;
+
+namespace ttlpred::python {
+namespace {
+
+PredictorOptions options_from(const std::string& variant, const std::string& isa, double alpha, double max_ttl_s,
+                              double min_seconds) {
+  if (!(alpha > 0 && alpha < 1)) throw Error("alpha must be in (0, 1), got " + std::to_string(alpha));
+  PredictorOptions o;
+  o.max_ttl_s = max_ttl_s;
+  o.min_seconds = min_seconds;
+  if (variant == "auto")
+    o.variant_from_model = true;
+  else
+    o.variant = engine::variant_from_name(variant);
+  if (!isa.empty()) o.isa = engine::isa_from_name(isa);
+  o.alpha = alpha;
+  return o;
+}
+
+// Holds the checks' warnings until the GIL is back, then hands them to Python's warnings.
+void warn_all(const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1);
+}
+
+py::dict predict_table(const PyPredictor& self, const Table& table, bool allow_schema_mismatch) {
+  const Predictor& p = *self.predictor;
+  const ModelCheck check = check_schema(p.model(), p.encoder(), *table.jobs, table.format, "model " + self.path);
+  warn_all(check.warnings);
+  if (!check.refusal.empty()) {
+    if (!allow_schema_mismatch) throw Error(check.refusal + " (allow_schema_mismatch=True predicts anyway)");
+    PyErr_WarnEx(PyExc_UserWarning, check.refusal.c_str(), 1);
+  }
+  const std::size_t n = table.jobs->rows();
+  py::array_t<double> expected(static_cast<py::ssize_t>(n)), safe(static_cast<py::ssize_t>(n));
+  py::array_t<bool> capped(static_cast<py::ssize_t>(n));
+  bool restarted = false;
+  {
+    py::gil_scoped_release release;
+    HistoryState state = p.initial_history_for(*table.jobs, &restarted);
+    const HistoryMatrix history = compute_history(*table.jobs, state);
+    std::vector<std::size_t> rows(n);
+    std::iota(rows.begin(), rows.end(), std::size_t{0});
+    const std::vector<Prediction> out = p.predict_rows(*table.jobs, rows, history);
+    double* e = expected.mutable_data();
+    double* s = safe.mutable_data();
+    bool* c = capped.mutable_data();
+    for (std::size_t i = 0; i < n; ++i) {
+      e[i] = out[i].expected_wall_s;
+      s[i] = out[i].safe_ttl_s;
+      c[i] = out[i].capped;
+    }
+  }
+  py::dict d;
+  d["expected_wall_s"] = expected;
+  d["safe_ttl_s"] = safe;
+  d["capped"] = capped;
+  d["history_restarted"] = restarted;
+  return d;
+}
+
+py::dict metadata(const PyPredictor& self) {
+  const Predictor& p = *self.predictor;
+  const ModelFile& m = p.model();
+  py::dict d;
+  d["path"] = self.path;
+  d["variant"] = std::string(engine::variant_name(p.plan().variant()));
+  d["made_for_variant"] = std::string(engine::variant_name(model_made_for(m)));
+  d["isa"] = std::string(engine::isa_name(p.plan().isa()));
+  d["alpha"] = p.options().alpha;
+  d["max_ttl_s"] = p.options().max_ttl_s;
+  d["min_seconds"] = p.options().min_seconds;
+  d["data_hash"] = m.meta.data_hash;
+  d["created_utc"] = m.meta.created_utc;
+  d["metrics_json"] = m.meta.metrics_json;
+  d["config_json"] = m.meta.config_json;
+  d["ttlpred_version"] = m.meta.ttlpred_version;
+  d["has_int8_calibration"] = !m.int8_calibration.empty();
+  py::dict prov;
+  const TrainingProvenance& pr = m.provenance;
+  prov["trace_format"] = pr.trace_format;
+  prov["trace_name"] = pr.trace_name;
+  prov["split"] = pr.split;
+  prov["eligible_rows"] = pr.eligible_rows;
+  prov["train_rows"] = pr.train_rows;
+  prov["last_train_submit"] = pr.last_train_submit;
+  py::dict coverage;
+  for (const auto& f : pr.fields) coverage[py::str(f.name)] = f.known_share;
+  prov["field_coverage"] = coverage;
+  d["provenance"] = prov;
+  return d;
+}
+
+}  // namespace
+
+void bind_predictor(py::module_& m) {
+  py::class_<PyPredictor>(m, "Predictor", "A loaded model file: expected wall time and safe TTL per job")
+      .def(py::init([](const std::string& path, const std::string& variant, const std::string& isa, double alpha,
+                       double max_ttl_s, double min_seconds) {
+             const PredictorOptions o = options_from(variant, isa, alpha, max_ttl_s, min_seconds);
+             std::shared_ptr<const Predictor> p;
+             {
+               py::gil_scoped_release release;
+               p = std::make_shared<const Predictor>(Predictor::load(path, o));
+             }
+             return PyPredictor{std::move(p), path};
+           }),
+           py::arg("path"), py::arg("variant") = "auto", py::arg("isa") = "", py::arg("alpha") = 0.01,
+           py::arg("max_ttl_s") = PredictorOptions::kDefaultMaxTtlSeconds,
+           py::arg("min_seconds") = PredictorOptions::kDefaultMinSeconds)
+      .def("predict", &predict_table, py::arg("table"), py::arg("allow_schema_mismatch") = false,
+           "`ttlpred predict` on a Table: {expected_wall_s, safe_ttl_s, capped} arrays (GIL released)")
+      .def("metadata", &metadata, "The model file's metadata and provenance, and the loaded variant")
+      .def_property_readonly("path", [](const PyPredictor& p) { return p.path; });
+}
+
+}  // namespace ttlpred::python

@@ -1,0 +1,25 @@
+#pragma once
+// The two objects Python holds. A job table: the C++ JobTable (shared, immutable once built) and the
+// trace format it was read as ("csv", "swf", "gwf"; "" for columns from a DataFrame), which
+// the model checks compare with the format a model was trained on.
+#include <memory>
+#include <string>
+
+#include "data/job_table.hpp"
+#include "predict/predictor.hpp"
+
+namespace ttlpred::python {
+
+struct Table {
+  std::shared_ptr<const JobTable> jobs;
+  std::string format;
+  std::string name;  // the file it came from, or "<columns>": for messages and provenance
+};
+
+// A loaded Predictor and the path it came from (named in the model checks' messages).
+struct PyPredictor {
+  std::shared_ptr<const Predictor> predictor;
+  std::string path;
+};
+
+}  // namespace ttlpred::python

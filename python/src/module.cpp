@@ -1,0 +1,19 @@
+// The module `ttlpred._core`. C++ errors a user can fix (ttlpred::Error: a bad trace, a
+// refused model file, a bad option) become `ttlpred.Error`, a ValueError, so a notebook sees
+// a Python exception with the C++ message (which names the file, line or field) instead of
+// a crash.
+#include <pybind11/pybind11.h>
+
+#include "bindings.hpp"
+#include "util/error.hpp"
+#include "util/version.hpp"
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "ttlpred's C++ libraries: traces, predictors, training and evaluation (see the ttlpred package)";
+  pybind11::register_exception<ttlpred::Error>(m, "Error", PyExc_ValueError);
+  m.attr("__version__") = ttlpred::kVersion;
+  m.attr("git_commit") = ttlpred::kGitCommit;
+  ttlpred::python::bind_table(m);
+  ttlpred::python::bind_predictor(m);
+  ttlpred::python::bind_pipeline(m);
+}

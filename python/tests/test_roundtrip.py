@@ -1,0 +1,111 @@
+"""Round trips against the CLI: the same model and trace give the same answers from Python
+as from `ttlpred predict` / `ttlpred eval` / `ttlpred train`, whichever way the jobs arrive
+(a trace path, a DataFrame from read_trace, a column-mapped pandas.read_csv)."""
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ttlpred
+from conftest import TRAIN_ARGS, TRAIN_OPTIONS, cli
+
+
+def cli_predictions(model, data):
+    return pd.read_csv(io.StringIO(cli("predict", "--model", model, "--data", data, "--format", "csv")),
+                       dtype=str, keep_default_na=False)
+
+
+def assert_same_as_cli(out, reference):
+    """The CLI prints %.1f seconds: Python's doubles must print to the very same text."""
+    assert len(out["expected_wall_s"]) == len(reference)
+    assert ["%.1f" % v for v in out["expected_wall_s"]] == list(reference["expected_wall_s"])
+    assert ["%.1f" % v for v in out["safe_ttl_s"]] == list(reference["safe_ttl_s"])
+    assert [str(int(c)) for c in out["capped"]] == list(reference["capped"])
+
+
+def test_read_trace_matches_the_cli_reader(alice_csv):
+    frame = ttlpred.read_trace(alice_csv)
+    report = frame.attrs["read_report"]
+    assert len(frame) == report["rows"] == 4000
+    assert frame.attrs["ttlpred_format"] == "csv"
+    assert frame["wall_s"].dtype == np.float64
+    assert isinstance(frame["job_type"].dtype, pd.CategoricalDtype)
+    raw = pd.read_csv(alice_csv, float_precision="round_trip")
+    np.testing.assert_array_equal(frame["wall_s"].to_numpy(), raw["wall_s"].to_numpy(dtype=float))
+    users = pd.read_csv(alice_csv, usecols=["user"], dtype=str, keep_default_na=False)["user"]
+    assert list(frame["user"].astype(object).fillna("")) == list(users)
+    arrays = ttlpred.read_trace(alice_csv, as_frame=False)
+    assert set(arrays) == set(frame.columns)
+    assert list(arrays["job_type"]) == list(frame["job_type"].astype(object))
+
+
+def test_predict_equals_cli_predict(alice_csv, alice_model):
+    model = ttlpred.Predictor(alice_model)
+    from_path = model.predict(alice_csv)
+    from_frame = model.predict(ttlpred.read_trace(alice_csv))
+    for key in ("expected_wall_s", "safe_ttl_s", "capped"):
+        np.testing.assert_array_equal(from_path[key], from_frame[key])  # bit for bit
+    assert from_path["expected_wall_s"].dtype == np.float64 and len(from_path["safe_ttl_s"]) == 4000
+    assert_same_as_cli(from_frame, cli_predictions(alice_model, alice_csv))
+
+
+def test_column_mapped_read_csv_equals_cli(alice_csv, alice_model, workdir):
+    # An accounting export with its own column names, read by pandas, mapped to the schema.
+    raw = pd.read_csv(alice_csv, float_precision="round_trip")
+    names = {c: "x_" + c for c in raw.columns}
+    export = raw.rename(columns=names)
+    mapping = {v: k for k, v in names.items()}
+    out = ttlpred.Predictor(alice_model).predict(export, columns=mapping)
+    np.testing.assert_array_equal(out["safe_ttl_s"], ttlpred.Predictor(alice_model).predict(alice_csv)["safe_ttl_s"])
+    assert_same_as_cli(out, cli_predictions(alice_model, alice_csv))
+
+
+def test_predict_options_match_cli(alice_csv, alice_model):
+    model = ttlpred.Predictor(alice_model, variant="int8-dynamic", alpha=0.05, max_ttl_s=36000)
+    out = model.predict(alice_csv)
+    ref = pd.read_csv(io.StringIO(cli("predict", "--model", alice_model, "--data", alice_csv, "--variant", "int8-dynamic",
+                                      "--alpha", 0.05, "--max-ttl", 36000)), dtype=str, keep_default_na=False)
+    assert_same_as_cli(out, ref)
+    assert model.metadata()["variant"] == "int8-dynamic"
+
+
+def test_evaluate_equals_cli_eval(alice_csv, alice_model):
+    ref = json.loads(cli("eval", "--model", alice_model, "--data", alice_csv, "--split", 0.8, "--json"))
+    got = ttlpred.evaluate(alice_model, ttlpred.read_trace(alice_csv), split=0.8)
+    for key in ("rows_scored", "kill_rate", "rmse_hours", "mae_hours", "mean_safe_ttl_hours", "baseline_rmse_hours",
+                "variant", "alpha", "kill_rate_above_alpha"):
+        assert got[key] == ref[key], key
+    assert len(got["per_job"]) == ref["rows_scored"]
+
+
+def test_python_training_equals_cli_training(alice_csv, alice_model, workdir):
+    path = workdir / "from-python.ttlp"
+    report = ttlpred.train(ttlpred.read_trace(alice_csv), path, split=0.8, **TRAIN_OPTIONS)
+    assert report["fit_rows"] > 0 and report["model"] == str(path)
+    ours = ttlpred.Predictor(path).predict(alice_csv)
+    theirs = ttlpred.Predictor(alice_model).predict(alice_csv)
+    np.testing.assert_array_equal(ours["safe_ttl_s"], theirs["safe_ttl_s"])
+    np.testing.assert_array_equal(ours["expected_wall_s"], theirs["expected_wall_s"])
+
+
+def test_metadata_names_the_training(alice_model):
+    meta = ttlpred.Predictor(alice_model).metadata()
+    assert meta["provenance"]["trace_format"] == "csv"
+    assert meta["provenance"]["split"] == 0.8
+    assert meta["variant"] == meta["made_for_variant"] == "fp32-fused"
+    assert meta["config"]["hidden"] == [32, 32]
+    assert 0 < meta["provenance"]["train_rows"] < 4000
+
+
+def test_kth_round_trip(kth, workdir):
+    """The notebook of docs/python.md on KTH-SP2: read, train, predict, kill rate = the CLI's."""
+    jobs = ttlpred.read_trace(kth)
+    path = workdir / "kth.ttlp"
+    ttlpred.train(jobs, path, split=0.8, **TRAIN_OPTIONS)
+    model = ttlpred.Predictor(path)
+    result = ttlpred.evaluate(model, jobs, split=0.8)
+    ref = json.loads(cli("eval", "--model", path, "--data", kth, "--split", 0.8, "--json"))
+    assert result["kill_rate"] == ref["kill_rate"] and result["rmse_hours"] == ref["rmse_hours"]
+    assert_same_as_cli(model.predict(jobs), cli_predictions(path, kth))

@@ -1,0 +1,145 @@
+"""ttlpred for Python: grid-job run-time prediction and safe TTLs, from pandas or NumPy.
+
+Everything is computed by ttlpred's C++ libraries through the ``_core`` module (pybind11):
+the same trace readers, trainer, evaluation protocol and inference engine as the ``ttlpred``
+program, so the same model and trace give the same numbers in both. This file only moves
+data between pandas/NumPy and those libraries (docs/python.md).
+
+    import ttlpred
+    jobs = ttlpred.read_trace("KTH-SP2.swf")            # a pandas DataFrame
+    ttlpred.train(jobs, "kth.ttlp", split=0.8, epochs=10)
+    model = ttlpred.Predictor("kth.ttlp")
+    out = model.predict(jobs)                            # NumPy arrays
+    print(ttlpred.evaluate(model, jobs)["kill_rate"])
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, Mapping, Optional
+
+import numpy as np
+
+from . import _core
+from ._columns import table_to_frame, to_table
+
+Error = _core.Error
+Table = _core.Table
+__version__ = _core.__version__
+schema = _core.schema
+
+__all__ = ["Error", "Table", "Predictor", "read_trace", "read_parquet", "to_table", "train", "evaluate", "schema",
+           "__version__"]
+
+
+def read_trace(path: str, format: str = "auto", as_frame: bool = True):
+    """Reads a trace file (ALICE CSV, SWF, GWF; plain or gzip) with the CLI's readers.
+
+    Returns a pandas DataFrame (``as_frame=False``: a dict of NumPy arrays, no pandas needed)
+    with one column per schema field that has a value; numbers are float64 with NaN for
+    unknown, categories are Categoricals (object arrays with None). Rows the readers skip
+    are counted in ``frame.attrs["read_report"]`` (the dict's "read_report" is not added).
+    """
+    table, report = _core.read_trace(str(path), format)
+    if not as_frame:
+        return table_to_frame(table, as_frame=False)
+    frame = table_to_frame(table)
+    frame.attrs["read_report"] = report
+    return frame
+
+
+def read_parquet(path: str, columns: Optional[Mapping[str, str]] = None):
+    """A Parquet job table (as Spark/Hadoop clusters export them) as a DataFrame, through pyarrow.
+
+    pyarrow is an optional extra (``pip install pyarrow``); ``columns`` renames the file's
+    columns to schema fields and keeps only those. Raises ImportError naming pyarrow without it.
+    """
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as e:
+        raise ImportError("ttlpred.read_parquet needs pyarrow (an optional extra: pip install pyarrow)") from e
+    names = list(columns) if columns else None
+    frame = pq.read_table(str(path), columns=names).to_pandas()
+    if columns:
+        frame = frame.rename(columns=dict(columns))
+    return frame
+
+
+def _as_table(data: Any, columns: Optional[Mapping[str, str]] = None):
+    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+        return _core.read_trace(str(data), "auto")[0]
+    return to_table(data, columns)
+
+
+class Predictor:
+    """A model file loaded for prediction, with the CLI's options (``ttlpred predict``).
+
+    ``variant``: "auto" (the one the model was made for), "fp32", "fp32-fused", "fp16", "bf16",
+    "int8-dynamic", "int8-static", "fp16-2:4", "int8-2:4". ``alpha``: the target kill rate
+    of the safe TTL. ``max_ttl_s``/``min_seconds``: the bounds on every answer. A missing,
+    truncated or foreign model file raises ``ttlpred.Error``.
+    """
+
+    def __init__(self, path: str, variant: str = "auto", isa: str = "", alpha: float = 0.01,
+                 max_ttl_s: float = 259200.0, min_seconds: float = 60.0):
+        self._core = _core.Predictor(str(path), variant, isa, float(alpha), float(max_ttl_s), float(min_seconds))
+
+    @property
+    def path(self) -> str:
+        return self._core.path
+
+    def predict(self, data: Any, columns: Optional[Mapping[str, str]] = None,
+                allow_schema_mismatch: bool = False) -> Dict[str, np.ndarray]:
+        """Expected wall time and safe TTL (seconds) for every row, as ``ttlpred predict`` gives them.
+
+        ``data``: a DataFrame or dict of arrays (``columns`` maps its names to schema
+        fields), a ``Table``, or a trace file path. Jobs are answered in one batch inside the
+        C++ engine with the GIL released. Returns ``{"expected_wall_s", "safe_ttl_s",
+        "capped"}`` NumPy arrays in row order.
+        """
+        out = self._core.predict(_as_table(data, columns), allow_schema_mismatch)
+        out.pop("history_restarted", None)
+        return out
+
+    def metadata(self) -> Dict[str, Any]:
+        """The model file's metadata (training data hash, time, metrics, configuration,
+        provenance) and the loaded variant, ISA and bounds."""
+        meta = self._core.metadata()
+        for key in ("metrics_json", "config_json"):
+            text = meta.pop(key)
+            meta[key[:-5]] = json.loads(text) if text else None
+        return meta
+
+    def __repr__(self) -> str:
+        m = self._core.metadata()
+        return f"Predictor({self.path!r}, variant={m['variant']!r}, alpha={m['alpha']})"
+
+
+def train(data: Any, out: str, split: float = 0.8, columns: Optional[Mapping[str, str]] = None,
+          **options: Any) -> Dict[str, Any]:
+    """``ttlpred train``: trains on the first ``split`` of the eligible jobs in submit order
+    and writes the model file ``out``.
+
+    ``options`` are the command's long options without dashes (``hidden="256,256,256"``,
+    ``epochs=10``, ``lr=2e-3``, ``seed=1``, ``threads=0``, ``group_by="auto"``, ``quiet=False``
+    ...); an unknown one raises ``ttlpred.Error``. Returns the training report.
+    """
+    return _core.train(_as_table(data, columns), str(out), float(split), options)
+
+
+def evaluate(model: Any, data: Any, split: float = 0.8, columns: Optional[Mapping[str, str]] = None,
+             allow_overlap: bool = False, allow_schema_mismatch: bool = False,
+             as_frame: bool = True) -> Dict[str, Any]:
+    """``ttlpred eval --json``: scores ``model`` (a Predictor or a model path) on the jobs after
+    the chronological split. Returns the same keys as the CLI's JSON (``kill_rate``,
+    ``rmse_hours``, ``groups`` ...) plus ``per_job``: the scored jobs' predictions and outcomes
+    (a DataFrame, or a dict of arrays with ``as_frame=False``).
+    """
+    predictor = model if isinstance(model, Predictor) else Predictor(str(model))
+    text, per_job = _core.evaluate(predictor._core, _as_table(data, columns), float(split), allow_overlap,
+                                   allow_schema_mismatch)
+    result = json.loads(text)
+    if as_frame:
+        import pandas as pd
+        per_job = pd.DataFrame(per_job)
+    result["per_job"] = per_job
+    return result

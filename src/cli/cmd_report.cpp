@@ -1,0 +1,97 @@
+// `ttlpred report --model MODEL --data FILE --out DIR`: the visual report of a model on a
+// trace, DIR/report.html: a self-contained page (inline SVG, no scripts, no network) with
+// predicted against actual run time, error and kill rate by job type or queue, the safe
+// TTL's kill rate against alpha and against TTL tightness next to the simple-rule anchor,
+// and serving latency per engine variant. It scores the jobs after the chronological split,
+// with the checks of `ttlpred eval`.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "cli/eval_report.hpp"
+#include "cli/report_figures.hpp"
+#include "model/model_file.hpp"
+#include "pipeline/evaluate.hpp"
+#include "pipeline/model_checks.hpp"
+#include "pipeline/split_history.hpp"
+#include "report/html_page.hpp"
+
+namespace ttlpred::cli {
+namespace {
+
+struct ReportOptions {
+  std::string model, data, out, variant = "auto", isa, variants = "all";
+  double split = 0.8, alpha = 0.01, bench_seconds = 0.1;
+  BoundOptions bounds;
+  bool allow_overlap = false, allow_schema_mismatch = false;
+};
+
+void run_report(const ReportOptions& o) {
+  const PredictorOptions options = predictor_options(o.variant, o.isa, o.alpha, o.bounds);
+  const Predictor predictor = Predictor::load(o.model, options);
+  std::string format;
+  JobTable trace = load_trace(o.data, false, &format);
+  check_model_fits_trace(predictor, o.model, trace, format, o.allow_schema_mismatch);
+  const ChronologicalSplit split = chronological_split(std::move(trace), o.split);
+  enforce(check_split_overlap(predictor.model(), split, "model " + o.model), o.allow_overlap, "--allow-overlap");
+  const HistoryMatrix history = split_history(split, predictor.encoder().history_config());
+  const Evaluation e = evaluate(predictor, split, &history);
+  PredictorOptions resolved = options;  // the curves run the variant the report is about
+  resolved.variant = predictor.plan().variant();
+  resolved.variant_from_model = false;
+  const KillRateCurves curves = kill_rate_curves(predictor.model(), o.model, resolved, split, history);
+  const auto latency = measure_variant_latency(predictor.model(), o.model, resolved, split.jobs,
+                                               engine::variants_from_list(o.variants), o.bench_seconds);
+
+  report::HtmlPage page("ttlpred report: " + o.model.substr(o.model.rfind('/') + 1) + " on " +
+                        o.data.substr(o.data.rfind('/') + 1));
+  const Metrics& m = e.metrics;
+  page.add_facts({{"model", o.model},
+                  {"trace", o.data + " (" + format + ")"},
+                  {"split", "trained on the first " + std::to_string(split.train_rows) + " eligible jobs, scored the " +
+                                std::to_string(split.scored_rows()) + " after them"},
+                  {"variant", std::string(engine::variant_name(predictor.plan().variant())) + " on " +
+                                  std::string(engine::isa_name(predictor.plan().isa()))},
+                  {"RMSE", hours_text(m.rmse_hours) + " h (static TTL " + hours_text(e.baseline_rmse_hours) + " h)"},
+                  {"safe TTL", "kill rate " + std::to_string(100 * m.kill_rate).substr(0, 6) + "% at alpha " +
+                                   std::to_string(100 * o.alpha).substr(0, 5) + "%, mean " + hours_text(m.mean_safe_ttl_hours) +
+                                   " h (requested " + hours_text(m.mean_requested_ttl_hours) + " h)"}});
+  page.add_heading("Accuracy");
+  add_prediction_density(page, split, e);
+  add_error_by_group(page, e);
+  page.add_heading("Safe TTL");
+  add_kill_rate_vs_alpha(page, curves);
+  add_kill_rate_vs_tightness(page, curves);
+  add_kill_rate_by_group(page, e);
+  page.add_heading("Speed");
+  add_latency_by_variant(page, latency);
+  std::filesystem::create_directories(o.out);
+  const std::string path = write_report_html(page, o.out);
+  std::printf("wrote %s (%zu charts): RMSE %s h, kill rate %.3f%% at alpha %.3g\n", path.c_str(), page.charts(),
+              hours_text(m.rmse_hours).c_str(), 100 * m.kill_rate, o.alpha);
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto o = std::make_shared<ReportOptions>();
+  auto* cmd = app.add_subcommand("report", "Write a self-contained HTML report (charts) of a model on a trace");
+  cmd->add_option("--model", o->model, "model file")->required();
+  cmd->add_option("--data", o->data, kDataHelp)->required();
+  cmd->add_option("--out", o->out, "output folder (report.html is written there)")->required();
+  cmd->add_option("--split", o->split, "fraction of eligible jobs the model was trained on")->capture_default_str();
+  cmd->add_option("--variant", o->variant, "engine variant, or auto: the one the model was made for")->capture_default_str();
+  cmd->add_option("--isa", o->isa, "pin an instruction set (scalar, avx2, avx512, avx512-vnni, avx512-bf16)");
+  cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();
+  cmd->add_option("--variants", o->variants, "engine variants of the latency chart (comma list or all)")->capture_default_str();
+  cmd->add_option("--bench-seconds", o->bench_seconds, "time per latency measurement")->capture_default_str();
+  add_bound_options(*cmd, o->bounds);
+  cmd->add_flag("--allow-overlap", o->allow_overlap, "report anyway when the scored jobs include training jobs");
+  cmd->add_flag("--allow-schema-mismatch", o->allow_schema_mismatch, "report anyway for a trace of another schema");
+  cmd->callback([o] { run_report(*o); });
+}
+
+}  // namespace ttlpred::cli
