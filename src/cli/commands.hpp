@@ -14,5 +14,6 @@ void add_predict_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
 void add_pipeline_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_backtest_command(CLI::App& app);
 
 }  // namespace ttlpred::cli

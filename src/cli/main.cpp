@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   ttlpred::cli::add_quantize_command(app);
   ttlpred::cli::add_bench_command(app);
   ttlpred::cli::add_serve_command(app);
+  ttlpred::cli::add_backtest_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
