@@ -19,6 +19,7 @@ struct BacktestCliOptions {
   std::string data, splits = "0.5,0.6,0.7,0.8,0.9", alphas = "0.005,0.01,0.02,0.05",
                     methods = "static,rolling,aci,multi-aci,mondrian", method = "aci", key = "user";
   double alpha = 0.01, window_days = 7;
+  OnlineCalibrationOptions online;
   std::size_t min_window_rows = 1000;
   std::uint32_t epochs = 0;
   std::uint64_t seed = 1;
@@ -63,6 +64,7 @@ void run_backtest_command(const BacktestCliOptions& o) {
   b.methods = parse_methods(o.methods);
   b.default_method = online_method_from_name(o.method);
   b.key_column = o.key;
+  b.online = o.online;
   b.window_days = o.window_days;
   b.min_window_rows = o.min_window_rows;
   if (o.epochs > 0) b.fit.train.max_epochs = o.epochs;
@@ -92,6 +94,10 @@ void add_backtest_command(CLI::App& app) {
   cmd->add_option("--methods", o->methods, "calibration methods to compare: static, rolling, aci, multi-aci, mondrian")
       ->capture_default_str();
   cmd->add_option("--method", o->method, "the method whose per-window kill rates --windows lists")->capture_default_str();
+  cmd->add_option("--target-scale", o->online.target_scale,
+                  "aci, multi-aci, mondrian: the level follows this fraction of alpha in kills")
+      ->capture_default_str();
+  cmd->add_option("--gamma", o->online.gamma, "aci, mondrian: learning rate of the level")->capture_default_str();
   cmd->add_option("--key", o->key, "mondrian calibration key: a categorical job field (user, queue, job_type ...)")
       ->capture_default_str();
   cmd->add_option("--window-days", o->window_days, "length of the kill-rate windows, in days of submit time")
