@@ -48,7 +48,7 @@ OnlineMethod online_method_from_name(std::string_view name);
 const std::vector<OnlineMethod>& all_online_methods();
 
 struct OnlineCalibrationOptions {
-  OnlineMethod method = OnlineMethod::Aci;
+  OnlineMethod method = OnlineMethod::Aci;  // the measured choice (docs/ACCURACY.md, "Backtest")
   // ACI: the level follows target_scale * alpha kills, so that bursts of jobs submitted
   // together (one user's array, all given the same TTL before any outcome is known) stay
   // within the promise.
