@@ -21,6 +21,8 @@ namespace {
 
 struct EvalOptions {
   std::string model, data, variant = "auto", isa, per_job, per_job_format = "csv";
+  // static by default: the service answers with the static calibration, and eval scores what it answers.
+  std::string calibration = "static", calibration_key = "user";
   double split = 0.8, alpha = 0.01;
   BoundOptions bounds;
   bool json = false, allow_overlap = false, allow_schema_mismatch = false;
@@ -36,7 +38,10 @@ void run_eval(const EvalOptions& o) {
   const ChronologicalSplit split = chronological_split(std::move(trace), o.split);
   const ModelCheck overlap = check_split_overlap(predictor.model(), split, "model " + o.model);
   enforce(overlap, o.allow_overlap, "--allow-overlap");
-  const Evaluation e = evaluate(predictor, split);
+  EvaluationCalibration calibration;
+  calibration.online.method = online_method_from_name(o.calibration);
+  calibration.key_column = o.calibration_key;
+  const Evaluation e = evaluate(predictor, split, nullptr, calibration);
   if (!o.per_job.empty()) {
     std::vector<std::size_t> scored(split.scored_rows());
     std::iota(scored.begin(), scored.end(), split.train_rows);
@@ -46,9 +51,9 @@ void run_eval(const EvalOptions& o) {
     std::fprintf(stderr, "wrote %zu scored predictions to %s\n", scored.size(), o.per_job.c_str());
   }
   if (!o.json) {
-    std::printf("model %s on %s (variant %s on %s, alpha %.3g)\n", o.model.c_str(), o.data.c_str(),
+    std::printf("model %s on %s (variant %s on %s, alpha %.3g, %s calibration)\n", o.model.c_str(), o.data.c_str(),
                 std::string(engine::variant_name(predictor.plan().variant())).c_str(),
-                std::string(engine::isa_name(predictor.plan().isa())).c_str(), o.alpha);
+                std::string(engine::isa_name(predictor.plan().isa())).c_str(), o.alpha, o.calibration.c_str());
     if (overlap.overlap_rows > 0)
       std::printf("  WARNING: %zu of the scored jobs were trained on (--allow-overlap): the scores flatter the model\n",
                   overlap.overlap_rows);
@@ -59,6 +64,7 @@ void run_eval(const EvalOptions& o) {
   j["variant"] = std::string(engine::variant_name(predictor.plan().variant()));
   j["isa"] = std::string(engine::isa_name(predictor.plan().isa()));
   j["alpha"] = o.alpha;
+  j["calibration"] = o.calibration;
   std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
@@ -82,11 +88,17 @@ void add_eval_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--isa", o->isa, "pin an instruction set (scalar, avx2, avx512, avx512-vnni, avx512-bf16)");
   cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();
+  cmd->add_option("--calibration", o->calibration,
+                  "safe-TTL calibration of the scored jobs: static (the model's, as `predict` answers), or online from "
+                  "the outcomes known at each job's submit time: rolling, aci, multi-aci, mondrian (docs/ACCURACY.md)")
+      ->capture_default_str();
+  cmd->add_option("--calibration-key", o->calibration_key, "the mondrian calibration's key: a categorical job field")
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->add_option("--per-job", o->per_job,
                   "also write every scored job's prediction to this file (job_id, expected_wall_s, safe_ttl_s, capped, "
-                  "then wall_s, requested_ttl_s): the figures can be recomputed from it, and it matches `predict` "
-                  "line for line on the same jobs");
+                  "then wall_s, requested_ttl_s): the figures can be recomputed from it, and with --calibration static "
+                  "it matches `predict` line for line on the same jobs");
   cmd->add_option("--per-job-format", o->per_job_format, "csv or jsonl")->capture_default_str();
   cmd->callback([o] { run_eval(*o); });
 }

@@ -43,6 +43,14 @@ void run_generate(const GenerateOptions& o) {
               static_cast<unsigned long long>(o.config.jobs), static_cast<unsigned long long>(o.config.seed),
               o.config.days, iso_date(o.config.start_time).c_str(),
               o.out.empty() ? "(not written: no --out)" : o.out.c_str());
+  const auto& d = o.config.drift;
+  if (d.slow_version_day >= 0)
+    std::printf("drift: MC jobs run a release %.2fx slower from day %g\n", d.slow_version_factor, d.slow_version_day);
+  if (d.slow_site_day >= 0)
+    std::printf("drift: the hosts of the first tier-1 site run %.2fx slower from day %g\n", d.slow_site_factor, d.slow_site_day);
+  if (d.heavy_user_day >= 0)
+    std::printf("drift: %s submits %.0f%% of the user-analysis masters from day %g\n", synth::kHeavyUserName,
+                100 * d.heavy_user_share, d.heavy_user_day);
   std::fputs(stats.format().c_str(), stdout);
   std::printf("time: %.2f s\n", secs);
 }
@@ -58,6 +66,25 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--seed,-s", opts->config.seed, "random seed; the same seed gives the same trace")
       ->capture_default_str();
   cmd->add_option("--days", opts->config.days, "simulated span in days")->capture_default_str()->check(CLI::Range(0.01, 366.0));
+  auto& d = opts->config.drift;
+  cmd->add_option("--drift-version-day", d.slow_version_day,
+                  "drift: from this day of the span on, MC jobs run a new software release that is slower (off: < 0)")
+      ->capture_default_str();
+  cmd->add_option("--drift-version-factor", d.slow_version_factor, "drift: run-time factor of that release")
+      ->capture_default_str();
+  cmd->add_option("--drift-site-day", d.slow_site_day,
+                  "drift: from this day on, the hosts of the first tier-1 site slow down (off: < 0)")
+      ->capture_default_str();
+  cmd->add_option("--drift-site-factor", d.slow_site_factor, "drift: run-time factor of that site's hosts")
+      ->capture_default_str();
+  cmd->add_option("--drift-user-day", d.heavy_user_day,
+                  "drift: from this day on, a new heavy user (newcomer_heavy) submits user analysis (off: < 0)")
+      ->capture_default_str();
+  cmd->add_option("--drift-user-share", d.heavy_user_share, "drift: share of the user-analysis masters that user submits")
+      ->capture_default_str();
+  cmd->add_option("--drift-user-cost", d.heavy_user_cost,
+                  "drift: that user's work per input file, in multiples of the heaviest existing user's")
+      ->capture_default_str();
   cmd->add_option("--out,-o", opts->out, "output file, .csv or .csv.gz (omit to print the summary only)");
   cmd->callback([opts] { run_generate(*opts); });
 }

@@ -19,5 +19,6 @@ void add_export_command(CLI::App& app);
 void add_import_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_report_command(CLI::App& app);
+void add_backtest_command(CLI::App& app);
 
 }  // namespace ttlpred::cli

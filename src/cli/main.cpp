@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   ttlpred::cli::add_import_command(app);
   ttlpred::cli::add_simulate_command(app);
   ttlpred::cli::add_report_command(app);
+  ttlpred::cli::add_backtest_command(app);
   try {
     // `--config FILE` of serve and train becomes options before the command's own.
     std::vector<std::string> args(argv + 1, argv + argc);

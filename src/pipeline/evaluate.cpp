@@ -4,6 +4,7 @@
 #include <limits>
 #include <numeric>
 
+#include "pipeline/online_scoring.hpp"
 #include "pipeline/split_history.hpp"
 
 namespace ttlpred {
@@ -37,6 +38,12 @@ std::string breakdown_column(const JobTable& t) {
 }
 
 Evaluation evaluate(const Predictor& predictor, const ChronologicalSplit& split, const HistoryMatrix* history) {
+  static const EvaluationCalibration kStatic;
+  return evaluate(predictor, split, history, kStatic);
+}
+
+Evaluation evaluate(const Predictor& predictor, const ChronologicalSplit& split, const HistoryMatrix* history,
+                    const EvaluationCalibration& calibration) {
   const JobTable& jobs = split.jobs;
   const std::size_t begin = split.train_rows;
   Evaluation e;
@@ -49,7 +56,17 @@ Evaluation evaluate(const Predictor& predictor, const ChronologicalSplit& split,
   }
   std::vector<std::size_t> rows(jobs.rows() - begin);
   std::iota(rows.begin(), rows.end(), begin);
-  e.predictions = predictor.predict_rows(jobs, rows, *history);
+  std::vector<std::uint32_t> calib_groups;
+  const std::string& calib_column = predictor.model().safe_ttl.group_column;
+  e.predictions = predictor.predict_rows(jobs, rows, *history, &calib_groups, calib_column);
+  e.calibration = calibration.online.method;
+  if (calibration.online.method != OnlineMethod::Static && !predictor.model().safe_ttl.empty()) {
+    OnlineCalibrator calibrator(predictor.model().safe_ttl, predictor.options().alpha, calibration.online,
+                                predictor_bound(predictor.options()));
+    const auto keys = key_codes(jobs, rows, calibration.key_column);
+    const auto ttl = score_online(jobs, rows, e.predictions, calib_groups, keys, calibrator);
+    for (std::size_t i = 0; i < rows.size(); ++i) e.predictions[i].safe_ttl_s = ttl[i];
+  }
 
   const auto wall = tail_as_float(jobs.num(Field::WallTime), begin);
   const auto requested = tail_as_float(jobs.num(Field::RequestedTtl), begin);

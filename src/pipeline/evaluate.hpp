@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "features/history.hpp"
+#include "model/online_calibration.hpp"
 #include "pipeline/split.hpp"
 #include "predict/predictor.hpp"
 #include "train/metrics.hpp"
@@ -21,6 +22,7 @@ struct GroupEvaluation {
 
 struct Evaluation {
   std::size_t train_rows = 0;
+  OnlineMethod calibration = OnlineMethod::Static;  // how the safe TTLs were calibrated
   double alpha = 0;                 // the predictor's target kill rate
   // Whether the kill rate of the safe TTL went past alpha: its promise was broken.
   bool kill_rate_above_alpha() const { return metrics.kill_rate > alpha; }
@@ -36,8 +38,19 @@ struct Evaluation {
 // values; "" when none.
 std::string breakdown_column(const JobTable& t);
 
+// How the safe TTLs of the scored jobs are calibrated: the model's static calibration (as
+// `predict` answers), or an online method following the outcomes of scored jobs as they
+// become known (pipeline/online_scoring.hpp), keyed by `key_column` for mondrian.
+struct EvaluationCalibration {
+  OnlineCalibrationOptions online;  // online.method == Static (the default here): the model's own answers
+  std::string key_column = "user";
+  EvaluationCalibration() { online.method = OnlineMethod::Static; }
+};
+
 // `history`: features of split.jobs under the predictor's history configuration, when the
 // caller already has them (scoring several variants of one model); computed here otherwise.
 Evaluation evaluate(const Predictor& predictor, const ChronologicalSplit& split, const HistoryMatrix* history = nullptr);
+Evaluation evaluate(const Predictor& predictor, const ChronologicalSplit& split, const HistoryMatrix* history,
+                    const EvaluationCalibration& calibration);
 
 }  // namespace ttlpred

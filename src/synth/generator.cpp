@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
+#include <string>
 
 #include "data/csv_writer.hpp"
 #include "util/error.hpp"
@@ -110,6 +113,19 @@ class Emitter {
     long_site_ = 0;
     for (std::size_t i = 0; i < w.sites.size(); ++i)
       if (w.sites[i].slot_lifetime_s > w.sites[long_site_].slot_lifetime_s) long_site_ = i;
+    const DriftConfig& d = cfg.drift;
+    auto from = [&](double day) { return day >= 0 ? w.begin + day * kDay : kNever; };
+    slow_version_from_ = from(d.slow_version_day);
+    slow_site_from_ = from(d.slow_site_day);
+    heavy_user_from_ = from(d.heavy_user_day);
+    if (!w.users.empty()) {
+      heavy_user_ = w.users.front();
+      for (const User& u : w.users) heavy_user_.s_per_file = std::max(heavy_user_.s_per_file, u.s_per_file);
+      heavy_user_.name = kHeavyUserName;
+      heavy_user_.s_per_file *= d.heavy_user_cost;
+      heavy_user_.ttl = 86400;
+      heavy_user_.package_lag_s = 0;
+    }
   }
 
   void run() {
@@ -182,6 +198,8 @@ class Emitter {
       }
       case JobType::User: {
         m.user = &w_.users[w_.user_picker.pick(rng_)];
+        // The drift's newcomer takes a share of the masters once it has arrived.
+        if (t0 >= heavy_user_from_ && rng_.chance(cfg_.drift.heavy_user_share)) m.user = &heavy_user_;
         m.user_name = m.user->name;
         m.ttl = m.user->ttl;
         m.cores = m.user->cores;
@@ -210,6 +228,12 @@ class Emitter {
       m.rss_mb = merging ? 800 : p.rss_mb;
     }
     if (type != JobType::MC && type != JobType::RawReco) m.memory_mb = 8192.0 * m.cores;  // JAliEn default
+    if (type == JobType::MC && t0 >= slow_version_from_) {
+      m.version *= cfg_.drift.slow_version_factor;
+      auto it = drift_tags_.find(std::string(m.package));
+      if (it == drift_tags_.end()) it = drift_tags_.emplace(std::string(m.package), std::string(m.package) + "-drift").first;
+      m.package = it->second;
+    }
 
     const double master_id = next_id_++;
     for (std::uint64_t i = 0; i < size; ++i) {
@@ -309,6 +333,8 @@ class Emitter {
       case JobType::Merge: mean = merge_mean_s(m.type, files, m.prod->merge_s_per_file, host.speed); break;
       case JobType::User: mean = user_mean_s(files, m.user->s_per_file, m.version, host.speed, m.cores); break;
     }
+    // The drift's slowed site: its hosts are slower than their benchmark says.
+    if (si == 0 && submit >= slow_site_from_) mean *= cfg_.drift.slow_site_factor;
     const double cap = ttl + kKillGraceS;
     const double raw = mean * rng_.lognormal_mean1(tm.noise_sigma);
     const bool killed = raw > cap;
@@ -334,6 +360,10 @@ class Emitter {
   double next_id_ = kFirstJobId;
   double last_t_ = 0;
   std::size_t long_site_ = 0;
+  static constexpr double kNever = std::numeric_limits<double>::infinity();
+  double slow_version_from_ = kNever, slow_site_from_ = kNever, heavy_user_from_ = kNever;
+  User heavy_user_{};
+  std::map<std::string, std::string> drift_tags_;  // package tag -> its slowed release (stable storage)
   std::uint64_t emitted_ = 0;
   std::array<std::uint64_t, kNumJobTypes> per_type_{};
 };
@@ -355,6 +385,10 @@ TraceGenerator::TraceGenerator(const GeneratorConfig& config) : config_(config) 
   // The world has ~30 new Hyperloop trains a day and masters scan the active ones: a
   // year keeps that cheap.
   if (!(config_.days > 0.0) || config_.days > 366.0) throw Error("generate: --days must be in (0, 366]");
+  const DriftConfig& d = config_.drift;
+  if (!(d.slow_version_factor > 0) || !(d.slow_site_factor > 0) || !(d.heavy_user_cost > 0))
+    throw Error("generate: drift factors must be > 0");
+  if (!(d.heavy_user_share >= 0 && d.heavy_user_share <= 1)) throw Error("generate: --drift-user-share must be in [0, 1]");
   world_ = build_world(config_.seed, config_.start_time, config_.days);
 }
 

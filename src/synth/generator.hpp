@@ -16,11 +16,34 @@ namespace ttlpred::synth {
 
 inline constexpr double kDefaultStartTime = 1714521600.0;  // 2024-05-01T00:00:00Z
 
+// Drift scenarios (docs/synthetic-trace.md, "Drift scenarios"): changes that start on a
+// given day of the simulated span and that the history of earlier jobs cannot foresee, to
+// test whether safe TTLs keep their promise when the workload moves. A day < 0 switches a
+// scenario off; with all off the trace is the same, row for row, as without them.
+struct DriftConfig {
+  // From this day on, MC productions run a new O2sim release (package tag + "-drift") whose
+  // jobs take `slow_version_factor` times as long.
+  double slow_version_day = -1;
+  double slow_version_factor = 1.3;
+  // From this day on, the hosts of the first tier-1 site run `slow_site_factor` times slower;
+  // their host_speed column (a benchmark taken once) does not show it.
+  double slow_site_day = -1;
+  double slow_site_factor = 1.5;
+  // From this day on, a new user (kHeavyUserName) submits this share of the user-analysis
+  // masters, each job `heavy_user_cost` times the work per file of the heaviest user.
+  double heavy_user_day = -1;
+  double heavy_user_share = 0.3;
+  double heavy_user_cost = 4.0;
+  bool any() const { return slow_version_day >= 0 || slow_site_day >= 0 || heavy_user_day >= 0; }
+};
+inline constexpr const char* kHeavyUserName = "newcomer_heavy";
+
 struct GeneratorConfig {
   std::uint64_t jobs = 1'000'000;  // the embedded default trace: 1 M jobs, seed 1
   std::uint64_t seed = 1;
   double start_time = kDefaultStartTime;
   double days = 30;
+  DriftConfig drift;
 };
 
 // The columns the generator fills, in schema order (group and queue stay empty: ALICE

@@ -1,0 +1,149 @@
+#pragma once
+// Online safe-TTL calibration: the calibration a model file carries was fitted once, on the
+// tail of its training rows, and real workloads drift away from it (a new user, slower hosts,
+// a slower software version): measured on real traces, a 1% promise became 2-3% kills at some
+// split points and a needlessly loose TTL (= the request) at others. The calibrator follows
+// the outcomes of jobs as they finish and moves the level it asks the static calibration for.
+//
+// Every method answers a job through the static calibration at some level a_t:
+//   TTL = bound(calibration.safe_ttl(pred, group, a_t, request))
+// and differs in how a_t (or the calibration) follows outcomes. An outcome is "killed" when
+// the job ran longer than the TTL it was given and not longer than its request (the kill
+// rate's own definition, train/metrics.hpp).
+//  - static:   a_t = alpha, the calibration never changes (split conformal as trained).
+//  - rolling:  a_t = alpha; the calibration is refitted every `refit_every` outcomes on the
+//              last `window` finished jobs (split conformal on a rolling window).
+//  - aci:      adaptive conformal inference (Gibbs and Candes 2021):
+//                a_{t+1} = a_t + gamma * (target - err_t),  err_t = 1 if killed else 0,
+//              applied once per finished job, in the order outcomes become known.
+//  - multi-aci: several ACI experts, one per learning rate, each updated with the error its
+//              own TTL would have had; a_t is their average weighted by exp(-eta * loss),
+//              loss = the pinball loss of the expert's log TTL at level 1 - alpha against the
+//              log run time (the loss whose minimiser is the 1 - alpha quantile), the weights
+//              mixed with a share `mix` of the uniform so that an expert can come back (the
+//              "dynamically tuned" ACI of Gibbs and Candes 2022, simplified).
+//  - mondrian: aci on the global level plus, per key (user, queue or job type), an ACI offset
+//              d_k updated only by that key's outcomes; a_t = a_global + n_k / (n_k + shrink) * d_k:
+//              a key with few outcomes is shrunk toward the global level.
+// The level is clamped to [kMinLevel, kMaxLevel] when the calibration is asked (a level at or
+// below 0 means "as loose as the calibration goes": the request, or the largest residual).
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "model/safe_ttl.hpp"
+#include "util/binary_io.hpp"
+
+namespace ttlpred {
+
+enum class OnlineMethod : std::uint8_t { Static = 0, Rolling, Aci, MultiAci, Mondrian };
+std::string_view online_method_name(OnlineMethod m);
+// Throws Error naming the accepted names.
+OnlineMethod online_method_from_name(std::string_view name);
+const std::vector<OnlineMethod>& all_online_methods();
+
+struct OnlineCalibrationOptions {
+  OnlineMethod method = OnlineMethod::Aci;  // the measured choice (docs/ACCURACY.md, "Backtest")
+  // ACI: the level follows target_scale * alpha kills, so that bursts of jobs submitted
+  // together (one user's array, all given the same TTL before any outcome is known) stay
+  // within the promise.
+  double target_scale = 0.75;
+  double gamma = 0.002;                        // aci and mondrian (global) learning rate
+  std::vector<double> gammas = {0.0005, 0.001, 0.002, 0.005, 0.01};  // multi-aci experts
+  double eta = 20.0;                           // multi-aci: weight per unit of mean pinball loss
+  double mix = 0.01;                           // multi-aci: share of the uniform in the weights
+  double group_gamma = 0.005;                  // mondrian: per-key learning rate
+  double shrink = 50.0;                        // mondrian: outcomes at which a key weighs half
+  std::size_t window = 5000;                   // rolling: outcomes the calibration is refitted on
+  std::size_t refit_every = 500;               // rolling: outcomes between refits
+  std::size_t min_refit_rows = 500;            // rolling: fewer outcomes -> keep the model's
+  SafeTtlOptions refit;                        // rolling: how the calibration is refitted
+};
+
+inline constexpr std::size_t kMaxOnlineExperts = 8;
+inline constexpr double kMinLevel = 1e-5;
+inline constexpr double kMaxLevel = 0.5;
+
+// What the calibrator needs to know of a job to answer it.
+struct OnlineJob {
+  double pred_s = 0;        // expected wall time, already bounded (>= floor, <= request)
+  double requested_s = 0;   // <= 0: none
+  std::uint32_t group = kNoGroup;  // the static calibration's group id
+  std::uint32_t key = 0;    // mondrian key (user, queue ...); ignored by the other methods
+};
+
+// The answer, kept until the job's outcome is known (observe needs the TTL it was given).
+struct OnlineDecision {
+  OnlineJob job;
+  double ttl_s = 0;
+  double level = 0;
+  std::array<double, kMaxOnlineExperts> expert_ttl_s{};
+};
+
+// Turns a raw safe TTL into the bounded answer the caller hands out (floor, request, cap).
+using TtlBound = std::function<double(double raw_ttl_s, double requested_s)>;
+
+class OnlineCalibrator {
+ public:
+  // `start`: the model's calibration. `bound`: the caller's bounds (identity when empty).
+  // Throws Error for alpha outside (0, 1), an empty calibration or bad options.
+  OnlineCalibrator(SafeTtlCalibration start, double alpha, const OnlineCalibrationOptions& options,
+                   TtlBound bound = {});
+
+  OnlineDecision decide(const OnlineJob& job) const;
+  // The outcome of a job answered by decide(): its run time.
+  void observe(const OnlineDecision& decision, double wall_s);
+
+  // The level decide() would ask the calibration for, for a job of mondrian key `key`.
+  double level(std::uint32_t key = 0) const;
+  double alpha() const { return alpha_; }
+  const OnlineCalibrationOptions& options() const { return options_; }
+  const SafeTtlCalibration& calibration() const { return calibration_; }
+  std::uint64_t outcomes() const { return outcomes_; }
+  std::uint64_t kills() const { return kills_; }
+  // Expert levels and weights (multi-aci; empty otherwise), for tests and reports.
+  const std::vector<double>& expert_levels() const { return expert_level_; }
+  const std::vector<double>& expert_weights() const { return expert_weight_; }
+
+  // The learned state (levels, weights, per-key offsets, the rolling window and its current
+  // calibration): what a service snapshots and restores. The options and alpha are the
+  // caller's and must match on restore (checked: Error otherwise).
+  void write_state(BinaryWriter& w) const;
+  void read_state(BinaryReader& r);
+
+ private:
+  double raw_ttl(const OnlineJob& job, double level) const;
+  void refit();
+
+  SafeTtlCalibration calibration_;
+  double alpha_;
+  OnlineCalibrationOptions options_;
+  TtlBound bound_;
+  std::uint64_t outcomes_ = 0, kills_ = 0;
+  double global_level_;
+  std::vector<double> expert_level_, expert_weight_;
+  struct KeyState {
+    double offset = 0;
+    std::uint64_t n = 0;
+  };
+  std::unordered_map<std::uint32_t, KeyState> keys_;
+  struct Outcome {
+    float wall_s, pred_s, requested_s;
+    std::uint32_t group;
+  };
+  std::deque<Outcome> window_;
+  std::size_t since_refit_ = 0;
+};
+
+// 1 when a job that ran `wall_s` is killed by `ttl_s` (and its request, <= 0 for none, would
+// have let it finish), else 0.
+inline int killed_by(double wall_s, double ttl_s, double requested_s) {
+  return wall_s > ttl_s && (!(requested_s > 0) || wall_s <= requested_s) ? 1 : 0;
+}
+
+}  // namespace ttlpred

@@ -1,0 +1,75 @@
+#include "pipeline/online_scoring.hpp"
+
+#include <cmath>
+#include <queue>
+#include <tuple>
+
+#include "util/error.hpp"
+
+namespace ttlpred {
+
+TtlBound predictor_bound(const PredictorOptions& options) {
+  return [options](double raw_ttl_s, double requested_s) {
+    bool capped = false;
+    return bound_seconds(raw_ttl_s, requested_s, options, capped);
+  };
+}
+
+std::vector<std::uint32_t> key_codes(const JobTable& jobs, std::span<const std::size_t> rows, const std::string& column) {
+  std::vector<std::uint32_t> out(rows.size(), 0);
+  if (column.empty()) return out;
+  const auto f = field_by_name(column);
+  if (!f || info(*f).kind != FieldKind::Category)
+    throw Error("calibration key '" + column + "' is not a categorical job field (user, queue, job_type ...)");
+  if (!jobs.has_values(*f)) return out;
+  const auto codes = jobs.codes(*f);
+  for (std::size_t i = 0; i < rows.size(); ++i) out[i] = codes[rows[i]];
+  return out;
+}
+
+std::vector<double> score_online(const JobTable& jobs, std::span<const std::size_t> rows,
+                                 std::span<const Prediction> preds, std::span<const std::uint32_t> groups,
+                                 std::span<const std::uint32_t> keys, OnlineCalibrator& calibrator) {
+  if (preds.size() != rows.size() || groups.size() != rows.size() || keys.size() != rows.size())
+    throw Error("score_online: rows, predictions, groups and keys differ in length");
+  const auto submit = jobs.num(Field::SubmitTime), wait = jobs.num(Field::WaitTime), wall = jobs.num(Field::WallTime);
+  const auto req = jobs.num(Field::RequestedTtl);
+  const bool has_req = jobs.has_values(Field::RequestedTtl);
+  // Pending outcomes: (time known, submit time, index into rows), earliest first.
+  using Pending = std::tuple<double, double, std::size_t>;
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
+  std::vector<OnlineDecision> decisions(rows.size());
+  std::vector<double> ttl(rows.size());
+  double last_submit = -INFINITY;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::size_t r = rows[i];
+    const double s = submit[r];
+    if (!(s >= last_submit)) throw Error("score_online: rows are not in submit order");
+    last_submit = s;
+    while (!pending.empty() && std::get<0>(pending.top()) <= s && std::get<1>(pending.top()) < s) {
+      const std::size_t j = std::get<2>(pending.top());
+      pending.pop();
+      calibrator.observe(decisions[j], wall[rows[j]]);
+    }
+    OnlineJob job;
+    job.pred_s = preds[i].expected_wall_s;
+    job.requested_s = has_req && req[r] > 0 ? req[r] : 0.0;
+    job.group = groups[i];
+    job.key = keys[i];
+    decisions[i] = calibrator.decide(job);
+    ttl[i] = decisions[i].ttl_s;
+    const double w = std::isnan(wait[r]) || wait[r] < 0 ? 0.0 : wait[r];
+    const double ran = killed_by(wall[r], ttl[i], job.requested_s) ? ttl[i] : wall[r];
+    pending.emplace(s + w + ran, s, i);
+  }
+  // What finished after the last submit is observed too: the calibrator ends the run knowing
+  // every outcome (a service carries it on), which no TTL above depended on.
+  while (!pending.empty()) {
+    const std::size_t j = std::get<2>(pending.top());
+    pending.pop();
+    calibrator.observe(decisions[j], wall[rows[j]]);
+  }
+  return ttl;
+}
+
+}  // namespace ttlpred

@@ -1,0 +1,33 @@
+#pragma once
+// Safe TTLs of a run of scored jobs with the calibration following outcomes as they arrive,
+// leak-free by the history features' rule (split_history.hpp): a scored job's TTL is decided
+// knowing exactly the outcomes of scored jobs submitted strictly earlier whose outcome was
+// known by its submit time. A job's outcome is known when it ends: at submit + wait + its run
+// time, or, when the TTL it was given kills it, at submit + wait + that TTL (the broker sees
+// the kill then). Outcomes are applied in the order they become known (ties: submit order).
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "data/job_table.hpp"
+#include "model/online_calibration.hpp"
+#include "predict/predictor.hpp"
+
+namespace ttlpred {
+
+// The bounds a predictor applies to its answers (floor, request, cap), for a calibrator.
+TtlBound predictor_bound(const PredictorOptions& options);
+
+// The category codes of `column` for `rows` of `jobs` (the mondrian keys); all 0 when
+// `column` is "" or the table has no values there. Throws Error for an unknown field name.
+std::vector<std::uint32_t> key_codes(const JobTable& jobs, std::span<const std::size_t> rows, const std::string& column);
+
+// `rows`: rows of `jobs` in submit order; `preds` and `groups` (the static calibration's
+// group ids, kNoGroup when ungrouped) and `keys` parallel to them. Returns each row's safe TTL
+// and leaves `calibrator` holding every outcome of the run.
+std::vector<double> score_online(const JobTable& jobs, std::span<const std::size_t> rows,
+                                 std::span<const Prediction> preds, std::span<const std::uint32_t> groups,
+                                 std::span<const std::uint32_t> keys, OnlineCalibrator& calibrator);
+
+}  // namespace ttlpred

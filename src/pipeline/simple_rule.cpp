@@ -1,0 +1,60 @@
+#include "pipeline/simple_rule.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <queue>
+#include <tuple>
+#include <unordered_map>
+
+#include "util/error.hpp"
+
+namespace ttlpred {
+
+double interpolated_quantile(std::vector<double> values, double q) {
+  if (values.empty()) throw Error("quantile of no values");
+  std::sort(values.begin(), values.end());
+  const double pos = q * static_cast<double>(values.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
+}
+
+std::vector<double> simple_rule_q99(const ChronologicalSplit& split, std::size_t begin, std::size_t end) {
+  const JobTable& jobs = split.jobs;
+  if (begin > end || end > jobs.rows()) throw Error("simple rule: rows out of range");
+  const auto submit = jobs.num(Field::SubmitTime), wait = jobs.num(Field::WaitTime), wall = jobs.num(Field::WallTime);
+  const bool has_user = jobs.has_values(Field::User);
+  const auto user = has_user ? jobs.codes(Field::User) : std::span<const std::uint32_t>{};
+  using Pending = std::tuple<double, std::size_t>;  // (finish time, row): row order breaks ties
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
+  std::unordered_map<std::uint32_t, std::deque<double>> past;
+  std::vector<double> out(end - begin, std::numeric_limits<double>::quiet_NaN());
+  for (std::size_t i = 0; i < end; ++i) {
+    const double t = submit[i];
+    while (!pending.empty() && std::get<0>(pending.top()) <= t) {
+      const std::size_t j = std::get<1>(pending.top());
+      pending.pop();
+      auto& h = past[has_user ? user[j] : 0];
+      h.push_back(wall[j]);
+      if (h.size() > kSimpleRuleHistory) h.pop_front();
+    }
+    if (i >= begin) {
+      const auto it = past.find(has_user ? user[i] : 0);
+      if (it != past.end() && it->second.size() >= kSimpleRuleMinJobs)
+        out[i - begin] = interpolated_quantile(std::vector<double>(it->second.begin(), it->second.end()), 0.99);
+    }
+    const double w = std::isnan(wait[i]) || wait[i] < 0 ? 0.0 : wait[i];
+    pending.emplace(t + w + wall[i], i);
+  }
+  return out;
+}
+
+double simple_rule_ttl(double q99, double margin, double requested_s) {
+  if (std::isnan(q99)) return requested_s;
+  const double t = margin * q99;
+  return requested_s > 0 ? std::min(requested_s, t) : t;
+}
+
+}  // namespace ttlpred

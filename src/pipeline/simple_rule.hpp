@@ -1,0 +1,31 @@
+#pragma once
+// The simple rule the safe TTL has to beat (the reference in docs/ACCURACY.md, the same as
+// ../shared/peers/safe_ttl_anchor.py): a job's TTL is
+//   min(request, m x q99 of its user's last 200 finished run times)
+// and the request itself for a user with fewer than 5 finished jobs. "Finished" is the
+// history features' rule (split_history.hpp): eligible jobs submitted strictly earlier
+// whose submit + wait + run time is no later than the job's submit time. q99 interpolates
+// linearly between order statistics (numpy's default quantile).
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "pipeline/split.hpp"
+
+namespace ttlpred {
+
+inline constexpr std::size_t kSimpleRuleHistory = 200;
+inline constexpr std::size_t kSimpleRuleMinJobs = 5;
+
+// Linear-interpolation quantile (numpy's default) of `values` at level q in [0, 1]; values
+// need not be sorted. Throws Error when empty.
+double interpolated_quantile(std::vector<double> values, double q);
+
+// The q99 of each of split.jobs's rows [begin, end) (NaN where the user has fewer than
+// kSimpleRuleMinJobs finished jobs), walking the split's eligible jobs from the start.
+std::vector<double> simple_rule_q99(const ChronologicalSplit& split, std::size_t begin, std::size_t end);
+
+// TTL for one margin: the request where q99 is NaN, else min(request, margin x q99).
+double simple_rule_ttl(double q99, double margin, double requested_s);
+
+}  // namespace ttlpred

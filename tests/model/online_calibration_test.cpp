@@ -1,0 +1,177 @@
+// The online calibrator's update rules on hand-computed sequences (model/online_calibration.hpp).
+// The static calibration is 100 log-ratio residuals 0.00, 0.01, ..., 0.99, so the TTL at level
+// a of a job predicted at 100 s is 100 * exp((ceil(101 (1 - a)) - 1) / 100).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "model/online_calibration.hpp"
+#include "util/error.hpp"
+
+namespace ttlpred {
+namespace {
+
+SafeTtlCalibration hundred_residuals() {
+  std::vector<float> wall, pred;
+  for (int i = 0; i < 100; ++i) {
+    pred.push_back(100.0f);
+    wall.push_back(static_cast<float>(100.0 * std::exp(i / 100.0)));
+  }
+  SafeTtlOptions o;
+  o.request_aware = false;
+  return calibrate_safe_ttl(wall, pred, {}, o);
+}
+
+OnlineCalibrationOptions plain(OnlineMethod m) {
+  OnlineCalibrationOptions o;
+  o.method = m;
+  o.target_scale = 1.0;
+  o.gamma = 0.01;
+  return o;
+}
+
+OnlineJob job(std::uint32_t key = 0) {
+  OnlineJob j;
+  j.pred_s = 100;
+  j.key = key;
+  return j;
+}
+
+constexpr double kKilledWall = 1000;  // longer than any TTL below
+constexpr double kFinishedWall = 50;  // shorter than any
+
+TEST(OnlineCalibration, StaticNeverMoves) {
+  OnlineCalibrator c(hundred_residuals(), 0.1, plain(OnlineMethod::Static));
+  const auto d = c.decide(job());
+  EXPECT_NEAR(d.ttl_s, 100 * std::exp(0.90), 1e-3);  // rank ceil(101 * 0.9) = 91 -> residual 0.90
+  c.observe(d, kKilledWall);
+  c.observe(d, kKilledWall);
+  EXPECT_DOUBLE_EQ(c.level(), 0.1);
+  EXPECT_EQ(c.kills(), 2u);
+  EXPECT_EQ(c.outcomes(), 2u);
+}
+
+TEST(OnlineCalibration, AciUpdateRule) {
+  // a_{t+1} = a_t + gamma (alpha - err): 0.1 -> 0.091 (kill) -> 0.092 (no kill) -> 0.083 (kill).
+  OnlineCalibrator c(hundred_residuals(), 0.1, plain(OnlineMethod::Aci));
+  c.observe(c.decide(job()), kKilledWall);
+  EXPECT_NEAR(c.level(), 0.091, 1e-12);
+  // At 0.091 the rank is ceil(101 * 0.909) = 92: residual 0.91.
+  EXPECT_NEAR(c.decide(job()).ttl_s, 100 * std::exp(0.91), 1e-3);
+  c.observe(c.decide(job()), kFinishedWall);
+  EXPECT_NEAR(c.level(), 0.092, 1e-12);
+  c.observe(c.decide(job()), kKilledWall);
+  EXPECT_NEAR(c.level(), 0.083, 1e-12);
+}
+
+TEST(OnlineCalibration, AciTargetScaleAimsBelowAlpha) {
+  auto o = plain(OnlineMethod::Aci);
+  o.target_scale = 0.5;  // target 0.05: starts there, a finished job adds 0.01 * 0.05
+  OnlineCalibrator c(hundred_residuals(), 0.1, o);
+  EXPECT_NEAR(c.level(), 0.05, 1e-12);
+  c.observe(c.decide(job()), kFinishedWall);
+  EXPECT_NEAR(c.level(), 0.0505, 1e-12);
+}
+
+TEST(OnlineCalibration, AciKillOfAJobThatOutranItsRequestIsNoKill) {
+  OnlineCalibrator c(hundred_residuals(), 0.1, plain(OnlineMethod::Aci));
+  OnlineJob j = job();
+  j.requested_s = 500;  // the TTL (245.96 s) is below it; the job ran 1000 s, past its request
+  c.observe(c.decide(j), kKilledWall);
+  EXPECT_EQ(c.kills(), 0u);
+  EXPECT_NEAR(c.level(), 0.101, 1e-12);
+}
+
+TEST(OnlineCalibration, MultiAciExpertsAndWeights) {
+  auto o = plain(OnlineMethod::MultiAci);
+  o.gammas = {0.01, 0.1};
+  o.eta = 1.0;
+  o.mix = 0.0;
+  OnlineCalibrator c(hundred_residuals(), 0.1, o);
+  // Both experts at 0.1 give 100 e^0.90 and are killed: levels 0.091 and 0.01, equal losses.
+  c.observe(c.decide(job()), kKilledWall);
+  ASSERT_EQ(c.expert_levels().size(), 2u);
+  EXPECT_NEAR(c.expert_levels()[0], 0.091, 1e-12);
+  EXPECT_NEAR(c.expert_levels()[1], 0.01, 1e-12);
+  EXPECT_NEAR(c.expert_weights()[0], 0.5, 1e-12);
+  EXPECT_NEAR(c.level(), 0.0505, 1e-12);
+  // Next job: expert 0 (rank 92) answers 100 e^0.91, expert 1 (rank 100) 100 e^0.99. It
+  // finishes in 50 s: pinball losses at tau 0.9 are 0.1 (0.91 + ln 2) and 0.1 (0.99 + ln 2).
+  const auto d = c.decide(job());
+  EXPECT_NEAR(d.expert_ttl_s[0], 100 * std::exp(0.91), 1e-3);
+  EXPECT_NEAR(d.expert_ttl_s[1], 100 * std::exp(0.99), 1e-3);
+  c.observe(d, kFinishedWall);
+  const double l0 = 0.1 * (0.91 + std::log(2.0)), l1 = 0.1 * (0.99 + std::log(2.0));
+  const double w0 = std::exp(-l0) / (std::exp(-l0) + std::exp(-l1));
+  EXPECT_NEAR(c.expert_weights()[0], w0, 1e-6);
+  EXPECT_NEAR(c.expert_levels()[0], 0.092, 1e-12);
+  EXPECT_NEAR(c.expert_levels()[1], 0.02, 1e-12);
+  EXPECT_NEAR(c.level(), w0 * 0.092 + (1 - w0) * 0.02, 1e-6);
+}
+
+TEST(OnlineCalibration, MondrianShrinksAKeyTowardTheGlobalLevel) {
+  auto o = plain(OnlineMethod::Mondrian);
+  o.group_gamma = 0.1;
+  o.shrink = 1.0;
+  OnlineCalibrator c(hundred_residuals(), 0.1, o);
+  c.observe(c.decide(job(7)), kKilledWall);
+  // Global 0.1 - 0.01 * 0.9 = 0.091; key 7's offset -0.09 weighs 1 / (1 + 1).
+  EXPECT_NEAR(c.level(8), 0.091, 1e-12);
+  EXPECT_NEAR(c.level(7), 0.091 - 0.045, 1e-12);
+  c.observe(c.decide(job(7)), kFinishedWall);
+  // Global 0.092; key 7: offset -0.09 + 0.01 = -0.08 at weight 2 / 3.
+  EXPECT_NEAR(c.level(7), 0.092 - 0.08 * 2.0 / 3.0, 1e-12);
+}
+
+TEST(OnlineCalibration, RollingRefitsOnTheLastOutcomes) {
+  auto o = plain(OnlineMethod::Rolling);
+  o.window = 3;
+  o.refit_every = 2;
+  o.min_refit_rows = 2;
+  o.refit.request_aware = false;
+  OnlineCalibrator c(hundred_residuals(), 0.1, o);
+  c.observe(c.decide(job()), 200);
+  EXPECT_NEAR(c.decide(job()).ttl_s, 100 * std::exp(0.90), 1e-3);  // not refitted yet
+  c.observe(c.decide(job()), 400);
+  // Refitted on residuals {ln 2, ln 4}: ceil(3 * 0.9) = 3 > 2 residuals -> the largest, ln 4.
+  EXPECT_NEAR(c.decide(job()).ttl_s, 400, 1e-2);
+  c.observe(c.decide(job()), 150);
+  c.observe(c.decide(job()), 120);
+  // Window {400, 150, 120} (the 200 fell out): the largest residual is ln 4 still.
+  EXPECT_NEAR(c.decide(job()).ttl_s, 400, 1e-2);
+  c.observe(c.decide(job()), 110);
+  c.observe(c.decide(job()), 130);
+  // Window {120, 110, 130}: ln 1.3.
+  EXPECT_NEAR(c.decide(job()).ttl_s, 130, 1e-2);
+}
+
+TEST(OnlineCalibration, StateRoundTrip) {
+  auto o = plain(OnlineMethod::Mondrian);
+  OnlineCalibrator a(hundred_residuals(), 0.1, o);
+  a.observe(a.decide(job(3)), kKilledWall);
+  a.observe(a.decide(job(4)), kFinishedWall);
+  BinaryWriter w;
+  a.write_state(w);
+  OnlineCalibrator b(hundred_residuals(), 0.1, o);
+  BinaryReader r(w.bytes().data(), w.bytes().size(), "state");
+  b.read_state(r);
+  EXPECT_DOUBLE_EQ(b.level(3), a.level(3));
+  EXPECT_DOUBLE_EQ(b.level(4), a.level(4));
+  EXPECT_EQ(b.outcomes(), 2u);
+  EXPECT_EQ(b.kills(), 1u);
+  // A state of another method is refused, naming why.
+  OnlineCalibrator other(hundred_residuals(), 0.1, plain(OnlineMethod::Aci));
+  BinaryReader r2(w.bytes().data(), w.bytes().size(), "state");
+  EXPECT_THROW(other.read_state(r2), Error);
+}
+
+TEST(OnlineCalibration, RejectsBadSettings) {
+  EXPECT_THROW(OnlineCalibrator(hundred_residuals(), 0.0, plain(OnlineMethod::Aci)), Error);
+  EXPECT_THROW(OnlineCalibrator(SafeTtlCalibration{}, 0.1, plain(OnlineMethod::Aci)), Error);
+  EXPECT_THROW(online_method_from_name("bogus"), Error);
+  EXPECT_EQ(online_method_from_name("multi-aci"), OnlineMethod::MultiAci);
+}
+
+}  // namespace
+}  // namespace ttlpred
