@@ -8,34 +8,14 @@
 #include <numeric>
 
 #include "features/encoder.hpp"
+#include "counting_new.hpp"
 #include "feature_test_table.hpp"
 
 namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<std::size_t> g_allocations{0};
-
-void* counted_malloc(std::size_t n) noexcept {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n == 0 ? 1 : n);
-}
-void* counted_or_throw(std::size_t n) {
-  if (void* p = counted_malloc(n)) return p;
-  throw std::bad_alloc();
-}
+// The counting operator new of counting_new.hpp, under the names this file uses.
+std::atomic<bool>& g_counting = ttlpred::test::counting_new::counting;
+std::atomic<std::size_t>& g_allocations = ttlpred::test::counting_new::allocations;
 }  // namespace
-
-// Every form whose memory our operator delete frees (the nothrow forms too: std::stable_sort
-// uses them), so that allocation and release always pair up under AddressSanitizer.
-void* operator new(std::size_t n) { return counted_or_throw(n); }
-void* operator new[](std::size_t n) { return counted_or_throw(n); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace ttlpred {
 namespace {

@@ -1,0 +1,39 @@
+#pragma once
+// A global operator new that counts, for the tests that prove a hot path does not touch the
+// heap. It replaces the allocation functions of the whole test binary, so include this
+// header in exactly one source file of a binary; it counts only while `counting`
+// is true, so the rest of the binary is unaffected.
+//
+// Every form whose memory our operator delete frees is replaced (the nothrow forms too:
+// std::stable_sort uses them), so that allocation and release always pair up under
+// AddressSanitizer. Aligned forms are left to the library (they pair with its aligned delete).
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <new>
+
+namespace ttlpred::test::counting_new {
+inline std::atomic<bool> counting{false};
+inline std::atomic<std::size_t> allocations{0};
+
+
+inline void* counted_malloc(std::size_t n) noexcept {
+  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(n == 0 ? 1 : n);
+}
+inline void* counted_or_throw(std::size_t n) {
+  if (void* p = counted_malloc(n)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace ttlpred::test::counting_new
+
+void* operator new(std::size_t n) { return ttlpred::test::counting_new::counted_or_throw(n); }
+void* operator new[](std::size_t n) { return ttlpred::test::counting_new::counted_or_throw(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return ttlpred::test::counting_new::counted_malloc(n); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return ttlpred::test::counting_new::counted_malloc(n); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
