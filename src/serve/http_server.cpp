@@ -548,8 +548,10 @@ void HttpServer::stop() {
   {
     std::lock_guard lock(m.mutex);
     m.stopping = true;
-    // Wakes the workers blocked in reads of the connections they serve.
-    for (int fd : m.open) ::shutdown(fd, SHUT_RDWR);
+    // Wakes the workers blocked in reads of the connections they serve (a read returns end of
+    // stream). Only the read side: a worker still computing a reply can write it, so a request
+    // in flight at SIGTERM gets its answer before the connection closes.
+    for (int fd : m.open) ::shutdown(fd, SHUT_RD);
   }
   {
     std::lock_guard lock(m.queue_mutex);
