@@ -6,22 +6,14 @@
 #include <cmath>
 #include <vector>
 
+#include "model/calibration_fixtures.hpp"
 #include "model/online_calibration.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred {
 namespace {
 
-SafeTtlCalibration hundred_residuals() {
-  std::vector<float> wall, pred;
-  for (int i = 0; i < 100; ++i) {
-    pred.push_back(100.0f);
-    wall.push_back(static_cast<float>(100.0 * std::exp(i / 100.0)));
-  }
-  SafeTtlOptions o;
-  o.request_aware = false;
-  return calibrate_safe_ttl(wall, pred, {}, o);
-}
+using test::hundred_residuals;
 
 OnlineCalibrationOptions plain(OnlineMethod m) {
   OnlineCalibrationOptions o;

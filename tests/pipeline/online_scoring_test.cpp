@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "model/calibration_fixtures.hpp"
 #include "model/online_calibration.hpp"
 #include "pipeline/online_scoring.hpp"
 #include "pipeline/simple_rule.hpp"
@@ -15,16 +16,7 @@
 namespace ttlpred {
 namespace {
 
-SafeTtlCalibration hundred_residuals() {
-  std::vector<float> wall, pred;
-  for (int i = 0; i < 100; ++i) {
-    pred.push_back(100.0f);
-    wall.push_back(static_cast<float>(100.0 * std::exp(i / 100.0)));
-  }
-  SafeTtlOptions o;
-  o.request_aware = false;
-  return calibrate_safe_ttl(wall, pred, {}, o);
-}
+using test::hundred_residuals;
 
 // Jobs every 10 s, no wait, 100 s predicted. Job 0 runs `first_wall` seconds; the others 50 s.
 JobTable trace(double first_wall) {
