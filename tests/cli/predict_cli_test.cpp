@@ -23,14 +23,7 @@ namespace {
 const std::string& model() {
   static const std::string p = [] {
     const std::string path = test::temp_dir() + "/cli.model";
-    test::write_test_model(path, 1);
-    // A narrower, lower target than the service tests' model (whose answers run to days):
-    // answers of about an hour fall below most requests, so that the golden file holds the
-    // network's own numbers and not only the bounds.
-    ModelFile m = load_model_file(path);
-    m.target.stddev = 0.05;
-    m.target.mean -= 1.2;
-    save_model_file(path, m);
+    test::write_hour_scale_test_model(path);
     return path;
   }();
   return p;

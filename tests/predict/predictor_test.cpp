@@ -24,13 +24,7 @@ namespace {
 const std::string& model_path() {
   static const std::string p = [] {
     const std::string path = test::temp_dir() + "/predict.model";
-    test::write_test_model(path, 1);
-    // Answers of about an hour rather than days (the service tests' model, seed 1), so that
-    // the comparisons below are between the network's own numbers, not the bounds.
-    ModelFile m = load_model_file(path);
-    m.target.stddev = 0.05;
-    m.target.mean -= 1.2;
-    save_model_file(path, m);
+    test::write_hour_scale_test_model(path);
     return path;
   }();
   return p;
