@@ -6,6 +6,10 @@ namespace ttlpred::test {
 
 // A fresh empty folder under the system temp dir, removed at process exit.
 std::string temp_dir();
+// Path of a file of this repository, `relative` to its root ("tests/golden/x.csv"). Tests
+// locate their committed inputs through it, never through __FILE__: a compiler cache that
+// rewrites paths relative to the build folder (CI's ccache) leaves __FILE__ relative.
+std::string source_path(const std::string& relative);
 // Path of a file in ../shared/data/traces, or "" when shared/ is absent (callers GTEST_SKIP).
 std::string shared_trace(const std::string& name);
 // Runs build/ttlpred with `args` (a shell-quoted string); returns the exit code and fills

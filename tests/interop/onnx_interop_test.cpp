@@ -19,16 +19,14 @@
 #include "interop/onnx_graph.hpp"
 #include "predict/predictor.hpp"
 #include "serve/serve_test_util.hpp"
+#include "test_support.hpp"
 #include "util/error.hpp"
 #include "util/file_io.hpp"
 
 namespace ttlpred {
 namespace {
 
-std::string here(const std::string& name) {
-  const std::string f = __FILE__;
-  return f.substr(0, f.rfind('/')) + "/" + name;
-}
+std::string here(const std::string& name) { return test::source_path("tests/interop/" + name); }
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
