@@ -278,7 +278,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--model", opts->model,
                   "model file to benchmark instead of a random --shape (random inputs; its int8 calibration "
                   "when it has one)");
-  cmd->add_option("--isa", opts->isa, "pin the instruction set: scalar, avx2, avx512, avx512-vnni (default: the best this CPU runs)");
+  cmd->add_option("--isa", opts->isa, "pin the instruction set: scalar, avx2, avx512, avx512-vnni, avx512-bf16, avx512-amx (default: the best this CPU runs)");
   cmd->add_option("--threads", opts->threads,
                   "concurrent callers sharing one plan; oneDNN peers get this many OpenMP threads")
       ->capture_default_str();
