@@ -1,8 +1,8 @@
 // The AMX kernel set: the AVX-512 BF16 set with the bf16 and int8 GEMMs on Intel AMX tiles
 // (tdpbf16ps, tdpbusd). One tile product is 16 rows x 16 columns x 32 bf16 (or 64 u8 x s8)
-// inputs; on a Sapphire Rapids core that is about 15 times vdpbf16ps's and 4 times
-// vpdpbusd's multiply rate, and vdpbf16ps itself runs at half vfmadd231ps's rate there, so
-// bf16 on vdpbf16ps could never beat fp32 at large batch.
+// inputs; measured on a Sapphire Rapids class core that is about 30 times vdpbf16ps's and 6
+// times vpdpbusd's multiply rate, and vdpbf16ps itself has half vfmadd231ps's multiply rate
+// there, so bf16 on vdpbf16ps could never beat fp32 at large batch.
 //
 // A block of up to 32 rows (two A tiles) runs over two panels at a time (two B tiles, four
 // C tiles: 8 tile registers, all 16 rows x 64 bytes). The weights are the BF16Pairs / QS8
@@ -86,11 +86,11 @@ void zero_block() {
 }
 
 // The four products of one input tile: Op(C, A, B) is _tile_dpbf16ps or _tile_dpbusd.
-#define TTLPRED_AMX_PRODUCTS(OP)             \
-  do {                                       \
-    OP(0, 4, 6);                             \
-    if constexpr (NP > 1) OP(1, 4, 7);       \
-    if constexpr (MT > 1) OP(2, 5, 6);       \
+#define TTLPRED_AMX_PRODUCTS(OP)                 \
+  do {                                           \
+    OP(0, 4, 6);                                 \
+    if constexpr (NP > 1) OP(1, 4, 7);           \
+    if constexpr (MT > 1) OP(2, 5, 6);           \
     if constexpr (MT > 1 && NP > 1) OP(3, 5, 7); \
   } while (0)
 

@@ -247,7 +247,9 @@ struct Avx512Tiles {
   };
 
   // bf16 x bf16 on AVX512-BF16 (vdpbf16ps): weights in BF16Pairs, activations rounded to
-  // bf16 pairs (V::bf16_pairs, 32 floats an instruction). gemm_bf16_pairs converts each
+  // bf16 pairs (V::bf16_pairs, 32 floats an instruction; a denormal becomes zero there,
+  // which vdpbf16ps would read it as anyway unless it rounded up to the smallest normal).
+  // gemm_bf16_pairs converts each
   // block of up to 8 rows once and runs every panel over it (`dot`); a layer wider than
   // 2 kMaxConverted inputs falls back to `run`, which converts per tile, kBlock pairs at a
   // time on the stack. Converting per tile made every panel pair redo the rounding of the
