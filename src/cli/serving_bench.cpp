@@ -1,6 +1,7 @@
 #include "cli/serving_bench.hpp"
 
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <span>
 
