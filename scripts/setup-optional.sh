@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Optional Python tools for the checks that skip without them (nothing else needs them):
+# Optional tools for the checks that skip without them (nothing else needs them): Python ones
 #   onnxruntime  - tests/interop: runs `ttlpred export`'s graph and compares with ttlpred
 #   schemathesis - scripts/check-openapi.sh: checks the running service against docs/openapi.json
 #                  (hypothesis pinned below 6.130: later ones removed an API hypothesis-jsonschema
@@ -11,3 +11,10 @@ extra=()
 "$python" -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)' 2>/dev/null || extra=(--user)
 [ -w "$("$python" -c 'import site,sys; print(sys.prefix)')" ] && extra=()
 "$python" -m pip install --quiet "${extra[@]}" "onnxruntime>=1.16" "schemathesis>=3.19,<4" "hypothesis<6.130"
+# A dev tool, not a product dependency: llvm-mca (Debian llvm-14) for scripts/mca-loop.py, the
+# static throughput estimates of the kernels' inner loops in docs/PERFORMANCE.md.
+if ! command -v llvm-mca-14 > /dev/null && ! command -v llvm-mca > /dev/null; then
+  sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends llvm-14
+fi

@@ -16,6 +16,7 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "cli/serving_bench.hpp"
 #include "engine/latency.hpp"
 #include "engine/onednn_peer.hpp"
 #include "engine/plan.hpp"
@@ -47,6 +48,7 @@ struct BenchOptions {
   bool no_peers = false;
   std::string clock = "wall";
   std::string device = "cpu";
+  std::string serving;  // a trace: time the serving path of --model on its jobs instead
   bool batch_given = false;
 };
 
@@ -150,6 +152,10 @@ void run_cuda_bench(const BenchOptions& o) {
 
 void run_bench(const BenchOptions& o) {
   if (o.device == "cuda") return run_cuda_bench(o);
+  if (!o.serving.empty()) {
+    if (!(o.seconds > 0.0) || o.seconds > 60.0) throw Error("--seconds must be in (0, 60]");
+    return run_serving_bench({o.model, o.serving, engine::variants_from_list(o.variants), o.isa, o.seconds, o.json});
+  }
   if (o.device != "cpu") throw Error("--device must be cpu or cuda, not '" + o.device + "'");
   if (o.threads < 1 || o.threads > 256) throw Error("--threads must be between 1 and 256");
   if (!(o.seconds > 0.0) || o.seconds > 60.0) throw Error("--seconds must be in (0, 60]");
@@ -278,7 +284,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--model", opts->model,
                   "model file to benchmark instead of a random --shape (random inputs; its int8 calibration "
                   "when it has one)");
-  cmd->add_option("--isa", opts->isa, "pin the instruction set: scalar, avx2, avx512, avx512-vnni (default: the best this CPU runs)");
+  cmd->add_option("--isa", opts->isa, "pin the instruction set: scalar, avx2, avx512, avx512-vnni, avx512-bf16, avx512-amx (default: the best this CPU runs)");
   cmd->add_option("--threads", opts->threads,
                   "concurrent callers sharing one plan; oneDNN peers get this many OpenMP threads")
       ->capture_default_str();
@@ -289,6 +295,9 @@ void add_bench_command(CLI::App& app) {
                   "oneDNN peers with more than one thread need wall)")
       ->capture_default_str();
   cmd->add_flag("--no-peers", opts->no_peers, "skip the oneDNN peers");
+  cmd->add_option("--serving", opts->serving,
+                  "trace: time the serving path of --model (a trained model file) on its jobs, one job a call, "
+                  "stage by stage: history, encode, network, safe_ttl, and whole (wall clock; JSON key 'serving')");
   cmd->add_option("--device", opts->device,
                   "cpu, or cuda (the CUDA backend: batch 1 to 65536 unless --batch is given, host-to-host and "
                   "device-only time)")

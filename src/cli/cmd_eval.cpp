@@ -86,7 +86,7 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--variant", o->variant, "engine variant (fp32, fp32-fused, fp16, bf16, int8-dynamic, int8-static, fp16-2:4, int8-2:4), or auto: the "
                   "one the model was made for (fp32-fused unless it was fine-tuned with --qat/--sparsity)")
       ->capture_default_str();
-  cmd->add_option("--isa", o->isa, "pin an instruction set (scalar, avx2, avx512, avx512-vnni, avx512-bf16)");
+  cmd->add_option("--isa", o->isa, "pin an instruction set (scalar, avx2, avx512, avx512-vnni, avx512-bf16, avx512-amx)");
   cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();
   cmd->add_option("--calibration", o->calibration,
                   "safe-TTL calibration of the scored jobs: static (the model's, as `predict` answers), or online from "

@@ -84,7 +84,7 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--out", o->out, "output folder (report.html is written there)")->required();
   cmd->add_option("--split", o->split, "fraction of eligible jobs the model was trained on")->capture_default_str();
   cmd->add_option("--variant", o->variant, "engine variant, or auto: the one the model was made for")->capture_default_str();
-  cmd->add_option("--isa", o->isa, "pin an instruction set (scalar, avx2, avx512, avx512-vnni, avx512-bf16)");
+  cmd->add_option("--isa", o->isa, "pin an instruction set (scalar, avx2, avx512, avx512-vnni, avx512-bf16, avx512-amx)");
   cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();
   cmd->add_option("--variants", o->variants, "engine variants of the latency chart (comma list or all)")->capture_default_str();
   cmd->add_option("--bench-seconds", o->bench_seconds, "time per latency measurement")->capture_default_str();

@@ -6,18 +6,21 @@
 
 namespace ttlpred::engine {
 
-enum class Isa { Scalar, Avx2, Avx512, Avx512Vnni, Avx512Bf16 };
+enum class Isa { Scalar, Avx2, Avx512, Avx512Vnni, Avx512Bf16, Avx512Amx };
 
 std::string_view isa_name(Isa isa);
 // Throws ttlpred::Error listing the known names.
 Isa isa_from_name(std::string_view name);
-// Whether this CPU can run code built for `isa` (AVX2 also requires FMA, F16C and BMI2).
+// Whether this CPU can run code built for `isa` (AVX2 also requires FMA, F16C and BMI2;
+// avx512-amx also requires the kernel to grant this process the AMX tile state, which the
+// first call asks for).
 bool host_supports(Isa isa);
 // Whether this build has kernels for `isa`: all of them (scalar, avx2, avx512 = F+BW+VL,
-// avx512-vnni, avx512-bf16); kept for builds that may leave some out.
+// avx512-vnni, avx512-bf16, avx512-amx); kept for builds that may leave some out.
 bool isa_implemented(Isa isa);
 // Whether `isa`'s kernels can also run on the portable model of their instructions
-// (CompileOptions::emulated), on any host: the three AVX-512 ones.
+// (CompileOptions::emulated), on any host: the three AVX-512 ones (not avx512-amx, whose
+// tile instructions have no model).
 bool isa_emulated(Isa isa);
 // The ISAs both implemented and supported here, scalar first.
 std::vector<Isa> usable_isas();

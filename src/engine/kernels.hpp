@@ -22,17 +22,21 @@ inline constexpr std::uint32_t kPanel = 16;
 //                   aux u8 [p][Kp/8][16]: four 2-bit indices, one per kept weight
 //   BF16Pairs:      bf16 [p][Kp/2][16][2] (column c's inputs 2k and 2k+1 share a 32-bit lane,
 //                   low half first: the pairs AVX512-BF16's vdpbf16ps multiplies)
+//   BF16Tiles:      BF16Pairs with Kp a multiple of 32: a panel's 16 pair rows from 16t on
+//                   are one AMX B tile (16 rows x 64 bytes)
+//   QS8Tiles:       QS8 with Kp a multiple of 64: a panel's 16 groups from 16t on are one
+//                   AMX B tile
 // Position of column i (0..15) within a BF16 group of 16: 0,2,..,14 for columns 0..7, then
 // 1,3,..,15 for columns 8..15 (pairs share a 32-bit lane: low half = column i, high = 8+i).
 constexpr std::uint32_t bf16_slot(std::uint32_t i) { return i < 8 ? 2 * i : 2 * (i - 8) + 1; }
 
-enum class WeightFormat : std::uint8_t { F32, F16, BF16, QS8, F16Sp24, QS8Sp24, BF16Pairs };
-inline constexpr int kNumWeightFormats = 7;
+enum class WeightFormat : std::uint8_t { F32, F16, BF16, QS8, F16Sp24, QS8Sp24, BF16Pairs, BF16Tiles, QS8Tiles };
+inline constexpr int kNumWeightFormats = 9;
 
 struct PackedLayer {
   WeightFormat format = WeightFormat::F32;
   std::uint32_t in = 0, out = 0;
-  std::uint32_t in_padded = 0;  // in rounded up to the format's input group (1, 2, 4 or 8)
+  std::uint32_t in_padded = 0;  // in rounded up to the format's input group (1, 2, 4, 8, 32 or 64)
   std::uint32_t panels = 0;     // ceil(out / 16)
   Activation act = Activation::None;
   const void* weights = nullptr;
@@ -96,6 +100,8 @@ const KernelSet& avx512_kernels();
 const KernelSet& avx512vnni_kernels();
 // The VNNI set plus bf16 on vdpbf16ps (BF16Pairs weights, activations rounded to bf16).
 const KernelSet& avx512bf16_kernels();
+// The BF16 set with bf16 (BF16Tiles) and int8 (QS8Tiles) on AMX tiles.
+const KernelSet& avx512amx_kernels();
 // The same tiles on a portable model of the instructions, for checking them on any host.
 const KernelSet& avx512_emulated_kernels();
 const KernelSet& avx512vnni_emulated_kernels();

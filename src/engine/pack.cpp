@@ -89,8 +89,9 @@ LayerStore pack_layer(const WeightView& v, const float* bias, Activation act, We
       }
       break;
     }
-    case WeightFormat::BF16Pairs: {
-      p.in_padded = round_up(v.in, 2);
+    case WeightFormat::BF16Pairs:
+    case WeightFormat::BF16Tiles: {
+      p.in_padded = round_up(v.in, format == WeightFormat::BF16Pairs ? 2 : 32);
       s.weights = AlignedBuffer(std::size_t{p.panels} * p.in_padded * kPanel * sizeof(std::uint16_t));
       std::uint16_t* w = s.weights.as<std::uint16_t>();
       for (std::uint32_t pn = 0; pn < p.panels; ++pn)
@@ -102,6 +103,7 @@ LayerStore pack_layer(const WeightView& v, const float* bias, Activation act, We
       break;
     }
     case WeightFormat::QS8:
+    case WeightFormat::QS8Tiles:
     case WeightFormat::QS8Sp24: {
       std::vector<std::int8_t> q;
       std::vector<float> scale;
@@ -117,8 +119,8 @@ LayerStore pack_layer(const WeightView& v, const float* bias, Activation act, We
       auto qat = [&](std::uint32_t o, std::uint32_t k) -> std::int8_t {
         return o < v.out && k < v.in ? q[std::size_t{o} * v.in + k] : std::int8_t{0};
       };
-      if (format == WeightFormat::QS8) {
-        p.in_padded = round_up(v.in, 4);
+      if (format != WeightFormat::QS8Sp24) {
+        p.in_padded = round_up(v.in, format == WeightFormat::QS8 ? 4 : 64);
         const std::uint32_t groups = p.in_padded / 4;
         s.weights = AlignedBuffer(std::size_t{p.panels} * groups * kPanel * 4);
         std::int8_t* w = s.weights.as<std::int8_t>();

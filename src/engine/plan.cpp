@@ -29,9 +29,12 @@ WeightFormat format_of(Variant v, Isa isa) {
     case Variant::Fp32:
     case Variant::Fp32Fused: return WeightFormat::F32;
     case Variant::Fp16: return WeightFormat::F16;
-    case Variant::Bf16: return isa == Isa::Avx512Bf16 ? WeightFormat::BF16Pairs : WeightFormat::BF16;
+    case Variant::Bf16:
+      return isa == Isa::Avx512Amx ? WeightFormat::BF16Tiles
+             : isa == Isa::Avx512Bf16 ? WeightFormat::BF16Pairs
+                                      : WeightFormat::BF16;
     case Variant::Int8Dynamic:
-    case Variant::Int8Static: return WeightFormat::QS8;
+    case Variant::Int8Static: return isa == Isa::Avx512Amx ? WeightFormat::QS8Tiles : WeightFormat::QS8;
     case Variant::Fp16Sparse24: return WeightFormat::F16Sp24;
     case Variant::Int8Sparse24: return WeightFormat::QS8Sp24;
   }
@@ -44,6 +47,7 @@ const detail::KernelSet& kernels_for(Isa isa, bool emulated) {
     case Isa::Avx512: return emulated ? detail::avx512_emulated_kernels() : detail::avx512_kernels();
     case Isa::Avx512Vnni: return emulated ? detail::avx512vnni_emulated_kernels() : detail::avx512vnni_kernels();
     case Isa::Avx512Bf16: return emulated ? detail::avx512bf16_emulated_kernels() : detail::avx512bf16_kernels();
+    case Isa::Avx512Amx: return detail::avx512amx_kernels();
     default: return detail::scalar_kernels();
   }
 }
@@ -286,7 +290,7 @@ Plan compile(const MlpModel& input_model, Variant variant, const CompileOptions&
   const Isa isa = options.isa.value_or(best_isa());
   if (!isa_implemented(isa))
     throw Error("ISA '" + std::string(isa_name(isa)) +
-                "' has no kernels in this build (implemented: scalar, avx2, avx512, avx512-vnni, avx512-bf16)");
+                "' has no kernels in this build (implemented: scalar, avx2, avx512, avx512-vnni, avx512-bf16, avx512-amx)");
   if (options.emulated && !isa_emulated(isa))
     throw Error("ISA '" + std::string(isa_name(isa)) +
                 "' has no emulated kernels (emulated: avx512, avx512-vnni, avx512-bf16)");

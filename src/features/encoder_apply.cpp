@@ -12,7 +12,26 @@ using encoder_math::standardize;
 
 void FeatureEncoder::encode_one(const JobRecord& r, const float* history_features, float* dense_out,
                                 std::uint32_t* cats_out) const {
-  for (std::size_t j = 0; j < dense_.size(); ++j) dense_out[j] = standardize(dense_[j], column_value(dense_[j], r, history_features));
+  // Most columns are history features (7 keys x 14 statistics by default): read those
+  // directly, so that only the few others take column_value's switch; the sin and cos
+  // columns of one period share its phase (an fmod of the submit time). Same values as
+  // column_value either way.
+  const double submit = r[Field::SubmitTime];
+  double phase[2] = {std::nan(""), std::nan("")};  // day, week; computed at first use
+  for (std::size_t j = 0; j < dense_.size(); ++j) {
+    const DenseColumn& c = dense_[j];
+    double v;
+    if (c.source == DenseSource::History) {
+      v = history_features[c.index];
+    } else if (c.source == DenseSource::Field || c.source == DenseSource::Missing || std::isnan(submit)) {
+      v = column_value(c, r, history_features);
+    } else {
+      double& ph = phase[encoder_math::is_daily(c.source) ? 0 : 1];
+      if (std::isnan(ph)) ph = encoder_math::cyclic_phase(c.source, submit);
+      v = encoder_math::cyclic_of_phase(c.source, ph);
+    }
+    dense_out[j] = standardize(c, v);
+  }
   for (std::size_t j = 0; j < cats_.size(); ++j) {
     const auto text = r.text(cats_[j].field);
     std::uint32_t idx = 0;

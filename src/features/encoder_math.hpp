@@ -24,17 +24,26 @@ inline double phase_of(double t, double period, double shift) {
   return f < 0.0 ? f + 1.0 : f;
 }
 
+inline bool is_daily(DenseSource s) { return s == DenseSource::HourSin || s == DenseSource::HourCos; }
+// The phase a cyclic column turns with: of the day (Hour*) or of the week (Week*).
+inline double cyclic_phase(DenseSource s, double submit_time) {
+  return is_daily(s) ? phase_of(submit_time, kDay, 0.0) : phase_of(submit_time, kWeek, kWeekShift);
+}
+// A cyclic column's value at `phase` (cyclic_phase of its own period).
+inline double cyclic_of_phase(DenseSource s, double phase) {
+  const double two_pi = 2.0 * std::numbers::pi;
+  switch (s) {
+    case DenseSource::HourSin:
+    case DenseSource::WeekSin: return std::sin(two_pi * phase);
+    case DenseSource::HourCos:
+    case DenseSource::WeekCos: return std::cos(two_pi * phase);
+    default: return std::nan("");
+  }
+}
 // The untransformed-by-standardization value of a cyclic column (NaN when t is unknown).
 inline double cyclic_value(DenseSource s, double submit_time) {
   if (std::isnan(submit_time)) return submit_time;
-  const double two_pi = 2.0 * std::numbers::pi;
-  switch (s) {
-    case DenseSource::HourSin: return std::sin(two_pi * phase_of(submit_time, kDay, 0.0));
-    case DenseSource::HourCos: return std::cos(two_pi * phase_of(submit_time, kDay, 0.0));
-    case DenseSource::WeekSin: return std::sin(two_pi * phase_of(submit_time, kWeek, kWeekShift));
-    case DenseSource::WeekCos: return std::cos(two_pi * phase_of(submit_time, kWeek, kWeekShift));
-    default: return std::nan("");
-  }
+  return cyclic_of_phase(s, cyclic_phase(s, submit_time));
 }
 
 // Standardized float; a missing (or infinite) value is the training mean, i.e. 0.

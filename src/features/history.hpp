@@ -149,6 +149,15 @@ struct KeyHistory {
   // observed() of the state when this key last took a job: the eviction order under a
   // capacity (least recently updated first).
   std::uint64_t last_seen = 0;
+  // The statistics features() reports that depend on this key alone, computed whenever the
+  // key changes (observe, load) instead of on every prediction: a key is read by every job
+  // that has it, and these are six logarithms and an exponential per work field. The same
+  // expressions as before, so the same bits.
+  struct Derived {
+    float log_count = 0, log_mean_last_k = 0, log_ewma = 0, log_max = 0, log_last = 0, mean_log = 0;
+    double ratio_mean_last_k = 0;               // when ratio_count > 0
+    std::array<double, kMaxWorkFields> rate{};  // exp(mean log(wall / work)), when work[w].count > 0
+  } derived;
 };
 
 // The maximum statistic of a key: h.max, or h.max2 when h.max is a lone extreme value.
@@ -201,6 +210,7 @@ class HistoryState {
 
  private:
   void evict_oldest();
+  void derive(KeyHistory& h) const;  // refreshes h.derived
 
   HistoryConfig cfg_;
   std::uint64_t observed_ = 0;

@@ -104,6 +104,7 @@ HistoryState HistoryState::from_bytes(const std::vector<std::uint8_t>& bytes, co
     }
     if (!work_ok || h.count == 0 || h.ring_pos >= k || h.ratio_pos >= k || h.ratio_count > h.count || !std::isfinite(h.ewma))
       r.fail("history: key entry " + std::to_string(i) + " is inconsistent");
+    s.derive(h);
     if (!s.keys_.emplace(key, h).second) r.fail("history: key entry " + std::to_string(i) + " is duplicated");
   }
   if (opened.version >= 3) {

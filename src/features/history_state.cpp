@@ -87,6 +87,7 @@ bool HistoryState::observe(const JobKeys& keys, double wall_s_in, const JobAmoun
       hw.sum_log_rate += log_rate[w];
     }
     h.last_seen = observed_ + 1;
+    derive(h);
   }
   ++observed_;
   if (capacity_ > 0 && keys_.size() > capacity_) evict_oldest();
@@ -111,6 +112,22 @@ void HistoryState::evict_oldest() {
   evicted_ += drop;
 }
 
+void HistoryState::derive(KeyHistory& h) const {
+  KeyHistory::Derived& d = h.derived;
+  const double n = static_cast<double>(h.count);
+  d.log_count = static_cast<float>(std::log1p(n));
+  d.log_mean_last_k = static_cast<float>(std::log1p(ring_mean(h.recent, h.count, cfg_.last_k)));
+  d.log_ewma = static_cast<float>(std::log1p(h.ewma));
+  d.log_max = static_cast<float>(std::log1p(robust_max(h)));
+  d.log_last = static_cast<float>(std::log1p(h.last));
+  d.mean_log = static_cast<float>(h.sum_log / n);
+  d.ratio_mean_last_k = h.ratio_count > 0 ? ring_mean(h.recent_ratio, h.ratio_count, cfg_.last_k) : 0.0;
+  for (std::size_t w = 0; w < cfg_.work_fields.size(); ++w) {
+    const KeyHistory::Work& hw = h.work[w];
+    d.rate[w] = hw.count > 0 ? std::exp(hw.sum_log_rate / static_cast<double>(hw.count)) : 0.0;
+  }
+}
+
 void HistoryState::features(const JobRecord& job, float* out) const {
   features(job_keys(job), cfg_.amounts_of(job), out);
 }
@@ -126,16 +143,15 @@ void HistoryState::features(const JobKeys& keys, const JobAmounts& amounts, floa
     std::fill(out, out + per_key, kNaN);
     out[0] = 0.0f;  // log1p(0): no history
     if (h != nullptr && h->count > 0) {
-      const double n = static_cast<double>(h->count);
-      out[static_cast<int>(HistoryStat::LogCount)] = static_cast<float>(std::log1p(n));
-      out[static_cast<int>(HistoryStat::LogMeanLastK)] =
-          static_cast<float>(std::log1p(ring_mean(h->recent, h->count, cfg_.last_k)));
-      out[static_cast<int>(HistoryStat::LogEwma)] = static_cast<float>(std::log1p(h->ewma));
-      out[static_cast<int>(HistoryStat::LogMax)] = static_cast<float>(std::log1p(robust_max(*h)));
-      out[static_cast<int>(HistoryStat::LogLast)] = static_cast<float>(std::log1p(h->last));
-      out[static_cast<int>(HistoryStat::MeanLog)] = static_cast<float>(h->sum_log / n);
+      const KeyHistory::Derived& d = h->derived;
+      out[static_cast<int>(HistoryStat::LogCount)] = d.log_count;
+      out[static_cast<int>(HistoryStat::LogMeanLastK)] = d.log_mean_last_k;
+      out[static_cast<int>(HistoryStat::LogEwma)] = d.log_ewma;
+      out[static_cast<int>(HistoryStat::LogMax)] = d.log_max;
+      out[static_cast<int>(HistoryStat::LogLast)] = d.log_last;
+      out[static_cast<int>(HistoryStat::MeanLog)] = d.mean_log;
       if (cfg_.ratio_stats && h->ratio_count > 0) {
-        const double r = ring_mean(h->recent_ratio, h->ratio_count, cfg_.last_k);
+        const double r = d.ratio_mean_last_k;
         out[static_cast<int>(HistoryStat::RatioMeanLastK)] = static_cast<float>(r);
         if (has_request)
           out[static_cast<int>(HistoryStat::LogRatioTimesRequest)] = static_cast<float>(std::log1p(r * requested_ttl_s));
@@ -145,8 +161,7 @@ void HistoryState::features(const JobKeys& keys, const JobAmounts& amounts, floa
         const double work = amounts.work[w];
         if (hw.count == 0 || !(work > 0.0) || !std::isfinite(work)) continue;
         float* o = out + work_at + kWorkStatsPerField * w;
-        const double mean_all = hw.sum_log_rate / static_cast<double>(hw.count);
-        const double estimate_s = std::exp(mean_all) * work;
+        const double estimate_s = d.rate[w] * work;
         o[static_cast<int>(WorkStat::LogRateTimesWork)] = static_cast<float>(std::log1p(estimate_s));
         o[static_cast<int>(WorkStat::RateTimesWorkHours)] = static_cast<float>(estimate_s / 3600.0);
       }

@@ -88,9 +88,12 @@ class Predictor {
   // Category index of each row's safe-TTL group in the encoder's vocabulary (0 = unknown);
   // -1 when the calibration is not grouped.
   int group_cat_index() const { return group_cat_; }
+  // The last step of both paths: the network's output `z` for a job with this request and
+  // safe-TTL group (kNoGroup when ungrouped) decoded, calibrated and bounded. Public so that
+  // `ttlpred bench --serving` can time it alone.
+  Prediction finish(float z, double requested_ttl_s, std::uint32_t group) const;
 
  private:
-  Prediction finish(float z, double requested_ttl_s, std::uint32_t group) const;
   // Position of `column` among the encoder's categorical columns; -1 for ""; throws if absent.
   int category_position(const std::string& column, const std::string& what) const;
 

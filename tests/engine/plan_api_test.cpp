@@ -174,6 +174,9 @@ TEST(Packing, KernelNamesSayWhichInstructionsTheyNeed) {
       {Isa::Avx512Bf16, Variant::Int8Static, "qu8s8_gemm_8x32c4__avx512vnni"},
       {Isa::Avx512Bf16, Variant::Bf16, "bf16_gemm_8x32c2__avx512bf16"},
       {Isa::Avx512Bf16, Variant::Fp32Fused, "f32_gemm_8x32__avx512f"},
+      {Isa::Avx512Amx, Variant::Int8Static, "qu8s8_gemm_32x32c4__amx"},
+      {Isa::Avx512Amx, Variant::Bf16, "bf16_gemm_32x32c2__amx"},
+      {Isa::Avx512Amx, Variant::Fp32Fused, "f32_gemm_8x32__avx512f"},
   };
   std::size_t checked = 0;
   for (const Row& r : rows)

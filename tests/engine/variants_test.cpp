@@ -39,6 +39,9 @@ const std::vector<Shape>& shapes() {
       {"batch_1024_64x128", 64, {{12, 8}}, {128}, 1, {1024}},
       // Past 2048 inputs the bf16-pairs kernel converts activations per tile, in blocks.
       {"wide_input_2101x20", 2101, {}, {20}, 1, {1, 9}},
+      // AMX blocks of 32 rows: 8 and 13 rows in one row tile, 20 in two, 45 = 32 + 13; inputs
+      // padded to whole tiles (40 -> 64), an odd panel count (48 columns: 3 panels).
+      {"amx_blocks_40x48x20", 40, {{6, 3}}, {48, 20}, 2, {8, 13, 20, 45}},
   };
   return s;
 }
@@ -211,6 +214,40 @@ TEST(Avx512Emulation, NativeAndEmulatedTilesAgreeBitForBit) {
     }
   }
   if (!ran) GTEST_SKIP() << "no AVX-512 on this host: the emulated tiles are checked against the reference only";
+}
+
+// The AMX int8 tiles sum the same u8 x s8 products exactly (int32) as vpdpbusd, and share
+// the row quantizer and the epilogue with the BF16 set: outputs must agree bit for bit.
+// This checks the tile indexing (blocks, panel pairs, input tiles) beyond the reference's
+// tolerance.
+TEST(Avx512Amx, Int8TilesAgreeWithVnniBitForBit) {
+  if (!host_supports(Isa::Avx512Amx)) GTEST_SKIP() << "no AMX on this host (or the kernel denies its tile state)";
+  for (std::size_t s = 0; s < shapes().size(); ++s) {
+    const Prepared& p = prepared()[s];
+    for (Variant v : {Variant::Int8Dynamic, Variant::Int8Static}) {
+      CompileOptions amx, vnni;
+      amx.isa = Isa::Avx512Amx;
+      vnni.isa = Isa::Avx512Bf16;
+      if (variant_needs_calibration(v)) {
+        const test::Inputs& calib = p.inputs.back();
+        amx.calibration = vnni.calibration = quant::calibrate(p.model, calib.dense.data(),
+                                                              calib.cats.empty() ? nullptr : calib.cats.data(),
+                                                              shapes()[s].batches.back());
+      }
+      const Plan a = compile(p.model, v, amx), b = compile(p.model, v, vnni);
+      for (std::size_t t = 0; t < p.inputs.size(); ++t) {
+        SCOPED_TRACE(std::string(shapes()[s].name) + " " + std::string(variant_name(v)) + " batch " +
+                     std::to_string(shapes()[s].batches[t]));
+        const test::Inputs& in = p.inputs[t];
+        const std::size_t rows = shapes()[s].batches[t];
+        std::vector<float> ya(rows * a.outputs()), yb(rows * b.outputs());
+        const std::uint32_t* cats = in.cats.empty() ? nullptr : in.cats.data();
+        a.predict(in.dense.data(), cats, rows, ya.data());
+        b.predict(in.dense.data(), cats, rows, yb.data());
+        for (std::size_t i = 0; i < ya.size(); ++i) ASSERT_EQ(ya[i], yb[i]) << "output " << i;
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVariantsAllIsas, VariantTest, ::testing::ValuesIn(all_cases()),

@@ -247,34 +247,30 @@ struct Avx512Tiles {
   };
 
   // bf16 x bf16 on AVX512-BF16 (vdpbf16ps): weights in BF16Pairs, activations rounded to
-  // bf16 pairs. gemm_bf16_pairs converts each block of up to 8 rows once and runs every
-  // panel over it (`dot`); a layer wider than 2 kMaxConverted inputs falls back to `run`,
-  // which converts per tile, kBlock pairs at a time on the stack. Converting per tile made
-  // every panel pair redo the rounding of the same rows: at batch 1024 on a 256-wide layer
-  // the conversions cost more than the products (5.85 us/sample against 3.08 for fp32).
+  // bf16 pairs (V::bf16_pairs, 32 floats an instruction; a denormal becomes zero there,
+  // which vdpbf16ps would read it as anyway unless it rounded up to the smallest normal).
+  // gemm_bf16_pairs converts each
+  // block of up to 8 rows once and runs every panel over it (`dot`); a layer wider than
+  // 2 kMaxConverted inputs falls back to `run`, which converts per tile, kBlock pairs at a
+  // time on the stack. Converting per tile made every panel pair redo the rounding of the
+  // same rows: at batch 1024 on a 256-wide layer the conversions cost more than the products.
   struct Bf16Pairs {
     static constexpr std::uint32_t kBlock = 128;
     static constexpr std::uint32_t kMaxConverted = 1024;  // pairs: 8 rows take 32 KiB of stack
-    // engine/half.hpp's float_to_bf16 (round to nearest even, NaN kept), restated with
-    // internal linkage: an inline function of a shared header, compiled here with AVX-512
-    // flags, could be the copy the linker keeps for code that runs on any CPU.
-    static std::uint32_t bf16_bits(float f) {
-      std::uint32_t u;
-      std::memcpy(&u, &f, sizeof u);
-      if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x40u;
-      return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    // Pairs t0 .. t0+n-1 of the row at x (L.in floats; pairs past them are zero) to out.
+    static void convert_row(const PackedLayer& L, const float* x, std::uint32_t t0, std::uint32_t n, std::uint32_t* out) {
+      for (std::uint32_t t = 0; t < n; t += 16) {
+        const std::uint32_t k = 2 * (t0 + t);
+        const std::uint32_t avail = k < L.in ? (L.in - k < 32 ? L.in - k : 32u) : 0u;
+        V::store_i(out + t, V::bf16_pairs(avail ? x + k : x, avail), n - t < 16 ? n - t : 16u);
+      }
     }
     // Rows m0 .. m0+rows-1 as bf16 pairs, `pairs` words per row (an odd width's last pair
     // has a zero partner).
     static void convert(const PackedLayer& L, const LayerCall& c, std::size_t m0, int rows, std::uint32_t pairs,
                         std::uint32_t* xb) {
-      const std::uint32_t full = L.in / 2;
-      for (int r = 0; r < rows; ++r) {
-        const float* x = static_cast<const float*>(c.x) + (m0 + r) * c.x_stride;
-        std::uint32_t* out = xb + std::size_t(r) * pairs;
-        for (std::uint32_t t = 0; t < full; ++t) out[t] = bf16_bits(x[2 * t]) | bf16_bits(x[2 * t + 1]) << 16;
-        for (std::uint32_t t = full; t < pairs; ++t) out[t] = 2 * t < L.in ? bf16_bits(x[2 * t]) : 0u;
-      }
+      for (int r = 0; r < rows; ++r)
+        convert_row(L, static_cast<const float*>(c.x) + (m0 + r) * c.x_stride, 0, pairs, xb + std::size_t(r) * pairs);
     }
     // MR rows (their converted pairs at xb, `pairs` words a row) x NP panels from p0.
     template <int MR, int NP>
@@ -327,12 +323,7 @@ struct Avx512Tiles {
       std::uint32_t xb[MR][kBlock];
       for (std::uint32_t b0 = 0; b0 < pairs; b0 += kBlock) {
         const std::uint32_t nb = pairs - b0 < kBlock ? pairs - b0 : kBlock;
-        for (int r = 0; r < MR; ++r)
-          for (std::uint32_t t = 0; t < nb; ++t) {
-            const std::uint32_t k = 2 * (b0 + t);  // an odd width's last pair has a zero partner
-            const std::uint32_t lo = bf16_bits(x[r][k]), hi = k + 1 < L.in ? bf16_bits(x[r][k + 1]) : 0u;
-            xb[r][t] = lo | hi << 16;
-          }
+        for (int r = 0; r < MR; ++r) convert_row(L, x[r], b0, nb, xb[r]);
         for (std::uint32_t t = 0; t < nb; ++t) {
           I wk[NP];
           #pragma GCC unroll 16

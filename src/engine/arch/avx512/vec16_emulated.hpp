@@ -121,6 +121,7 @@ struct Vec16Emulated {
     return r;
   }
   static I lanes(const std::int32_t* p) { return load_i(p); }
+  static void store_i(void* p, I v, unsigned n) { std::memcpy(p, v.v, std::min(n, 16u) * sizeof(std::int32_t)); }
   static I widen_u8(const std::uint8_t* p) {
     I r;
     for (int i = 0; i < 16; ++i) r.v[i] = p[i];
@@ -193,6 +194,21 @@ struct Vec16Emulated {
       acc.v[i] = ftz(std::fma(bf16_daz(ah[2 * i]), bf16_daz(bh[2 * i]), v));
     }
     return acc;
+  }
+  // vcvtne2ps2bf16 on p[0..n-1] (the rest read as 0), as the SDM spells its conversion: a
+  // zero or denormal becomes a zero of its sign, a NaN keeps its top bits with the quiet
+  // bit set, anything else rounds to nearest even (an integer add of 0x7fff + lsb).
+  static std::uint32_t bf16_daz_bits(float f) {
+    return std::fpclassify(f) == FP_SUBNORMAL ? float_to_bf16(std::copysign(0.0f, f)) : float_to_bf16(f);
+  }
+  static I bf16_pairs(const float* p, unsigned n) {
+    I r;
+    for (unsigned i = 0; i < 16; ++i) {
+      const std::uint32_t lo = 2 * i < n ? bf16_daz_bits(p[2 * i]) : 0u;
+      const std::uint32_t hi = 2 * i + 1 < n ? bf16_daz_bits(p[2 * i + 1]) : 0u;
+      r.v[i] = static_cast<std::int32_t>(lo | hi << 16);
+    }
+    return r;
   }
 };
 

@@ -64,6 +64,11 @@ struct Vec16Native {
                               _mm256_set1_epi32(static_cast<int>(hi)), 1);
   }
   static I lanes(const std::int32_t* p) { return _mm512_loadu_si512(p); }
+  // The first n (1..16) int32 lanes.
+  static void store_i(void* p, I v, unsigned n) {
+    if (n >= 16) _mm512_storeu_si512(p, v);
+    else _mm512_mask_storeu_epi32(p, static_cast<__mmask16>((1u << n) - 1), v);
+  }
   static I widen_u8(const std::uint8_t* p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
   static I or_i(I a, I b) { return _mm512_or_si512(a, b); }
   static I and_i(I a, I b) { return _mm512_and_si512(a, b); }
@@ -80,13 +85,29 @@ struct Vec16Native {
   }
 #ifdef __AVX512VNNI__
   // ... or in one exact instruction (AVX512-VNNI vpdpbusd).
-  static I dot_vnni(I acc, I x, I w) { return _mm512_dpbusd_epi32(acc, x, w); }
+  // Written as the instruction itself: GCC 12 gives _mm512_dpbusd_epi32 an untied
+  // destination, and in the 8 x 2 tile it copied accumulators around every product (34
+  // register moves per 16 vpdpbusd in the inner loop); tied, the loop is loads, broadcasts
+  // and products only.
+  static I dot_vnni(I acc, I x, I w) {
+    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(x), "vm"(w));
+    return acc;
+  }
 #endif
 #ifdef __AVX512BF16__
   // acc[i] += a[2i+1]*b[2i+1], then += a[2i]*b[2i], for 32 bf16 in a and b (AVX512-BF16
   // vdpbf16ps: each step an FMA, round to nearest even, bf16 denormals read as zero, fp32
   // denormal results flushed to zero).
   static F dot_bf16(F acc, I a, I b) { return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b); }
+  // p[0..n-1] (n <= 32; missing floats read as 0) rounded to bf16, p[2i] in the low half of
+  // lane i and p[2i+1] in its high half: the activation pairs dot_bf16 takes (AVX512-BF16
+  // vcvtne2ps2bf16: round to nearest even, denormal inputs to signed zero, NaN kept quiet).
+  static I bf16_pairs(const float* p, unsigned n) {
+    const unsigned lo = n < 16 ? n : 16, hi = n - lo;
+    const __m512 a = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1ull << lo) - 1), p);
+    const __m512 b = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1ull << hi) - 1), p + 16);
+    return (__m512i)_mm512_cvtne2ps_pbh(b, a);
+  }
 #endif
 };
 
