@@ -35,6 +35,8 @@ std::string temp_dir() {
   return p.string();
 }
 
+std::string source_path(const std::string& relative) { return (fs::path(TTLPRED_SOURCE_DIR) / relative).string(); }
+
 std::string shared_trace(const std::string& name) {
   fs::path p = fs::path(TTLPRED_SHARED_DIR) / "data" / "traces" / name;
   return fs::exists(p) ? p.string() : std::string{};

@@ -13,6 +13,10 @@ std::string shared_trace(const std::string& name);
 int run_cli(const std::string& args, std::string* output);
 // The same with the two streams apart: `out` gets stdout, `err` stderr (either may be null).
 int run_cli_split(const std::string& args, std::string* out, std::string* err);
+// Path of a file of the source tree, from its root ("docs/openapi.json"). Tests find their
+// files by this, not by __FILE__, which is relative to the build folder when ccache rewrites
+// paths (base_dir) and so names nothing from the folder the test runs in.
+std::string source_path(const std::string& relative);
 // Path of the built ttlpred program (for tests that start it as a long-running process).
 std::string cli_binary();
 

@@ -3,11 +3,10 @@
 // sacct --parsable2 export and a database-style CSV with ISO-8601 times.
 #include <string>
 
+#include "test_support.hpp"
+
 namespace ttlpred::test {
 
-inline std::string job_log_sample(const std::string& name) {
-  const std::string here = __FILE__;
-  return here.substr(0, here.rfind('/')) + "/samples/" + name;
-}
+inline std::string job_log_sample(const std::string& name) { return source_path("tests/data/samples/" + name); }
 
 }  // namespace ttlpred::test

@@ -25,10 +25,7 @@
 namespace ttlpred {
 namespace {
 
-std::string here(const std::string& name) {
-  const std::string f = __FILE__;
-  return f.substr(0, f.rfind('/')) + "/" + name;
-}
+std::string here(const std::string& name) { return test::source_path("tests/interop/" + name); }
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);

@@ -29,8 +29,7 @@ TEST(OpenApi, ServedDocumentDescribesEveryRouteAndJobField) {
     EXPECT_EQ(job.contains(std::string(f.name)), accepted) << f.name;
   }
   // The repository's file is the served one.
-  const std::string here = __FILE__;
-  std::ifstream in(here.substr(0, here.rfind("/tests/")) + "/docs/openapi.json");
+  std::ifstream in(test::source_path("docs/openapi.json"));
   EXPECT_EQ(nlohmann::json::parse(in), doc);
   EXPECT_EQ(c.Post("/openapi.json", "", "application/json")->status, 405);
 }
