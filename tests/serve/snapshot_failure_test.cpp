@@ -7,10 +7,11 @@
 // non-empty directory, so the atomic write's final rename onto it fails.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "serve_test_util.hpp"
 #include "test_support.hpp"
