@@ -22,12 +22,15 @@ std::optional<std::uint64_t> job_key(const JobRecord& r) {
   return v < 9.2e18 ? static_cast<std::uint64_t>(v) & ~(1ull << 63) : (1ull << 63) - 1;
 }
 
-RecentPredictions::RecentPredictions(std::size_t capacity) : ring_(capacity) { index_.reserve(capacity); }
+// The ring's memory is reserved, not touched: pages are only used as answers fill it, so an
+// idle service does not pay for the capacity.
+RecentPredictions::RecentPredictions(std::size_t capacity) : capacity_(capacity) { ring_.reserve(capacity); }
 
 void RecentPredictions::record(std::span<const Entry> entries) {
-  if (ring_.empty()) return;
+  if (capacity_ == 0) return;
   std::lock_guard lock(mutex_);
   for (const Entry& e : entries) {
+    if (ring_.size() < capacity_) ring_.emplace_back();
     Slot& slot = ring_[next_];
     if (slot.live) {  // the oldest answer goes (not evicted when it is this job's own, replaced)
       index_.erase(slot.entry.key);
@@ -41,7 +44,7 @@ void RecentPredictions::record(std::span<const Entry> entries) {
     }
     slot.entry = e;
     slot.live = true;
-    next_ = next_ + 1 == ring_.size() ? 0 : next_ + 1;
+    next_ = next_ + 1 == capacity_ ? 0 : next_ + 1;
   }
 }
 

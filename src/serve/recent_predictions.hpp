@@ -53,7 +53,7 @@ class RecentPredictions {
   // Forgets the job's answer (its outcome has been applied: a repeated outcome is unmatched).
   void erase(std::uint64_t key);
 
-  std::size_t capacity() const { return ring_.size(); }
+  std::size_t capacity() const { return capacity_; }
   std::size_t size() const;
   std::uint64_t evicted() const;  // answers overwritten before their outcome came
 
@@ -62,8 +62,9 @@ class RecentPredictions {
     Entry entry;
     bool live = false;
   };
+  std::size_t capacity_;
   mutable std::mutex mutex_;
-  std::vector<Slot> ring_;
+  std::vector<Slot> ring_;  // grows to capacity_, then wraps
   std::size_t next_ = 0;
   std::unordered_map<std::uint64_t, std::size_t> index_;  // key -> its live slot
   std::uint64_t evicted_ = 0;
