@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/trace_readers.hpp"
 #include "serve/event_log.hpp"
 #include "serve/job_json.hpp"
 #include "serve/outcome_record.hpp"
@@ -643,7 +644,7 @@ std::string Service::reload_from(const std::string& path) {
     // another trace format reads them through fields it never saw (pipeline/model_checks.hpp).
     const TrainingProvenance& now = model()->predictor.model().provenance;
     const TrainingProvenance& next = fresh->predictor.model().provenance;
-    if (!now.trace_format.empty() && !next.trace_format.empty() && now.trace_format != next.trace_format)
+    if (other_trace_formats(now.trace_format, next.trace_format))
       throw Error(path + ": trained on a " + next.trace_format + " trace, the running model on a " + now.trace_format +
                   " trace: another kind of job; restart the service to change schema");
     const std::string previous = model()->version;
