@@ -25,6 +25,7 @@ bool PageHinkley::add(double r) {
   up_ = std::max(0.0, up_ + r - mean_ - options_.delta);
   down_ = std::max(0.0, down_ + mean_ - r - options_.delta);
   if (n_ < options_.min_outcomes || (up_ <= options_.threshold && down_ <= options_.threshold)) return false;
+  last_alarm_ = {up_, down_, mean_, n_};
   reset();
   return true;
 }

@@ -33,6 +33,12 @@ class PageHinkley {
   double down() const { return down_; }
   double mean() const { return mean_; }
   std::uint64_t count() const { return n_; }
+  // The test as it stood when it last raised the alarm (before restarting).
+  struct Alarm {
+    double up = 0, down = 0, mean = 0;
+    std::uint64_t count = 0;
+  };
+  const Alarm& last_alarm() const { return last_alarm_; }
   const DriftOptions& options() const { return options_; }
 
   void write_state(BinaryWriter& w) const;
@@ -43,6 +49,7 @@ class PageHinkley {
   DriftOptions options_;
   std::uint64_t n_ = 0;
   double mean_ = 0, up_ = 0, down_ = 0;
+  Alarm last_alarm_;
 };
 
 }  // namespace ttlpred::serve

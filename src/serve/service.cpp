@@ -268,21 +268,17 @@ void Service::learn_quality(const ServedPrediction& served, double wall_s, doubl
   const OnlineDecision& d = served.decision;
   quality_.add({received_at, wall_s, d.job.pred_s, d.ttl_s, d.job.requested_s});
   const double residual = std::log(std::max(wall_s, 1.0)) - std::log(std::max(d.job.pred_s, 1.0));
-  const double up = drift_.up(), down = drift_.down(), mean = drift_.mean();
-  const std::uint64_t count = drift_.count() + 1;
   if (!drift_.add(residual)) return;
   drift_raised_ = true;
   ++drift_alarms_;
   if (log) {
-    const double m = mean + (residual - mean) / static_cast<double>(count);
-    const double new_up = std::max(0.0, up + residual - m - drift_.options().delta);
-    const double new_down = std::max(0.0, down + m - residual - drift_.options().delta);
+    const PageHinkley::Alarm& a = drift_.last_alarm();
     log_event("warn", "drift_alarm",
-              {{"direction", new_up > drift_.options().threshold ? "longer" : "shorter"},
-               {"statistic", std::max(new_up, new_down)},
+              {{"direction", a.up > drift_.options().threshold ? "longer" : "shorter"},
+               {"statistic", std::max(a.up, a.down)},
                {"threshold", drift_.options().threshold},
-               {"outcomes", count},
-               {"mean_log_residual", m},
+               {"outcomes", a.count},
+               {"mean_log_residual", a.mean},
                {"model_version", std::string(served.model_version.data(), served.model_version.size())},
                {"message", "the run times of matched outcomes drifted from the model's expectations (Page-Hinkley on "
                            "the log residuals); retrain or reload a newer model"}});

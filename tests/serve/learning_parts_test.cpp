@@ -125,6 +125,8 @@ TEST(PageHinkley, RaisesOnTheHandComputedStepAndRestarts) {
   EXPECT_FALSE(ph.add(1));  // mean 1/2: up += 1 - 0.5 - 0.1
   EXPECT_NEAR(ph.up(), 1 - 1.0 / 3 - 0.1 + 0.4, 1e-12);
   EXPECT_TRUE(ph.add(1));  // mean 0.6: up = 0.9667 + 0.3 > 1
+  EXPECT_NEAR(ph.last_alarm().up, 1 - 1.0 / 3 - 0.1 + 0.4 + 0.3, 1e-12);
+  EXPECT_EQ(ph.last_alarm().count, 5u);
   EXPECT_EQ(ph.count(), 0u);
   EXPECT_EQ(ph.up(), 0.0);
   // Downwards alike; and no alarm before min_outcomes.
