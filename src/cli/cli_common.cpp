@@ -95,7 +95,7 @@ JobTable load_trace(const std::string& path, bool quiet, std::string* format) {
 
 void add_trace_input_options(CLI::App& cmd, TraceInput& input, bool with_format) {
   if (with_format)
-    cmd.add_option("--format", input.format, "trace format: auto (from extension, then content), csv, swf, gwf, sacct")
+    cmd.add_option("--format", input.format, "trace format: auto (a folder: a serve journal; else from extension, then content), csv, swf, gwf, sacct, journal")
       ->capture_default_str();
   cmd.add_option("--map", input.map,
                  "CSV column mapping target=Column,... (e.g. submit=SubmitTime,start=StartTime,end=EndTime,user=Owner); "
@@ -105,7 +105,7 @@ void add_trace_input_options(CLI::App& cmd, TraceInput& input, bool with_format)
 JobTable load_trace(const std::string& path, const TraceInput& input, bool quiet, std::string* format) {
   TraceReadOptions options;
   const auto f = format_by_name(input.format);
-  if (!f) throw Error("--format must be auto, csv, swf, gwf or sacct, not '" + input.format + "'");
+  if (!f) throw Error("--format must be auto, csv, swf, gwf, sacct or journal, not '" + input.format + "'");
   options.format = *f;
   if (!input.map.empty()) options.column_map = parse_csv_column_map(input.map);
   ReadReport report;

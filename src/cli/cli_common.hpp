@@ -40,7 +40,7 @@ void add_config_and_environment(CLI::App& cmd);
 std::vector<std::string> expand_config_file(const CLI::App& app, std::vector<std::string> args);
 
 // The help text of every --data option (one wording for all commands).
-inline constexpr const char* kDataHelp = "trace file (CSV, SWF, GWF, optionally .gz), or - for standard input";
+inline constexpr const char* kDataHelp = "trace file (CSV, SWF, GWF, optionally .gz), a `serve --journal` folder, or - for standard input";
 
 // "1,8,64" -> {1, 8, 64}, each in 1..max; throws Error naming `option` and the bad item.
 std::vector<std::size_t> parse_positive_list(const std::string& text, const char* option, std::size_t max);

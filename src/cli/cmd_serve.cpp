@@ -35,6 +35,11 @@ struct ServeOptions {
   std::uint64_t max_model_bytes = 1ull << 30;
   std::size_t history_capacity = 500000;
   std::size_t max_connections = 10000;
+  // aci: the method whose worst backtest split stays nearest the promise on every trace
+  // measured (docs/ACCURACY.md, "The chosen method"; docs/service.md, "Online calibration").
+  std::string calibration = "aci", calibration_key = "user";
+  std::size_t recent_predictions = 500000;
+  double drift_delta = serve::DriftOptions{}.delta, drift_threshold = serve::DriftOptions{}.threshold;
   int read_timeout_s = 5, keep_alive_timeout_s = 5;
 };
 
@@ -60,6 +65,11 @@ void run_serve(const ServeOptions& o) {
   so.outcome_kill_margin_s = o.outcome_kill_margin_s;
   so.max_model_bytes = o.max_model_bytes;
   so.history_capacity = o.history_capacity;
+  so.calibration.method = online_method_from_name(o.calibration);
+  so.calibration_key = o.calibration_key;
+  so.recent_predictions = o.recent_predictions;
+  so.drift.delta = o.drift_delta;
+  so.drift.threshold = o.drift_threshold;
   serve::HttpOptions ho;
   split_listen(o.listen, ho.host, ho.port);
   ho.threads = o.threads;
@@ -215,6 +225,18 @@ void add_serve_command(CLI::App& app) {
                   "most history keys kept (users, production tags, master jobs ...); the least recently updated are "
                   "dropped past it (0: no limit)")
       ->capture_default_str();
+  cmd->add_option("--calibration", o->calibration,
+                  "online safe-TTL calibration, learning from outcomes matched to the answer served for their job: "
+                  "static (the model's), rolling, aci, multi-aci or mondrian (eval --calibration's methods)")
+      ->capture_default_str();
+  cmd->add_option("--calibration-key", o->calibration_key, "the mondrian calibration's key: a categorical job field")
+      ->capture_default_str();
+  cmd->add_option("--recent-predictions", o->recent_predictions,
+                  "served predictions kept for their job's outcome (by job_id; the oldest overwritten first; 0: none)")
+      ->capture_default_str();
+  cmd->add_option("--drift-delta", o->drift_delta, "drift alarm: log residual change tolerated (Page-Hinkley delta)")
+      ->capture_default_str();
+  cmd->add_option("--drift-threshold", o->drift_threshold, "drift alarm: Page-Hinkley threshold")->capture_default_str();
   add_bound_options(*cmd, o->bounds);
   add_config_and_environment(*cmd);
   cmd->callback([o] { run_serve(*o); });

@@ -18,6 +18,7 @@ std::string_view skip_reason_name(SkipReason r) {
     case SkipReason::InvalidUtf8: return "invalid UTF-8";
     case SkipReason::LineTooLong: return "line too long";
     case SkipReason::BadQuoting: return "bad quoting";
+    case SkipReason::MalformedRecord: return "malformed record";
     case SkipReason::kCount: break;
   }
   return "?";

@@ -21,6 +21,7 @@ enum class SkipReason : std::uint8_t {
   InvalidUtf8,        // text field that is not UTF-8
   LineTooLong,        // over LineSource::kMaxLine
   BadQuoting,         // CSV: text after a closing quote, or a quote never closed
+  MalformedRecord,    // journal: a line that is no JSON object, or a field of the wrong type
   kCount
 };
 inline constexpr std::size_t kNumSkipReasons = static_cast<std::size_t>(SkipReason::kCount);

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -22,12 +23,14 @@ std::string_view format_name(TraceFormat f) {
     case TraceFormat::Swf: return "swf";
     case TraceFormat::Gwf: return "gwf";
     case TraceFormat::Sacct: return "sacct";
+    case TraceFormat::Journal: return "journal";
   }
   return "?";
 }
 
 std::optional<TraceFormat> format_by_name(std::string_view name) {
-  for (auto f : {TraceFormat::Auto, TraceFormat::Csv, TraceFormat::Swf, TraceFormat::Gwf, TraceFormat::Sacct})
+  for (auto f : {TraceFormat::Auto, TraceFormat::Csv, TraceFormat::Swf, TraceFormat::Gwf, TraceFormat::Sacct,
+                 TraceFormat::Journal})
     if (format_name(f) == name) return f;
   return std::nullopt;
 }
@@ -123,14 +126,21 @@ JobTable read_lines(LineSource& src, ReadReport& report, TraceFormat format, con
     case TraceFormat::Sacct: read_sacct(src, table, report); break;
     case TraceFormat::Swf: read_swf(src, table, report); break;
     case TraceFormat::Gwf: read_gwf(src, table, report); break;
-    case TraceFormat::Auto: break;
+    case TraceFormat::Auto:
+    case TraceFormat::Journal: break;  // a folder, not lines: read_trace reads it
   }
   return table;
 }
 
 }  // namespace
 
+bool other_trace_formats(std::string_view a, std::string_view b) {
+  return !a.empty() && !b.empty() && a != "journal" && b != "journal" && a != b;
+}
+
 TraceFormat detect_format(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return TraceFormat::Journal;
   if (auto f = format_from_extension(path)) return *f;
   LineSource src(path);
   if (auto f = format_from_content(src)) return *f;
@@ -164,6 +174,12 @@ JobTable read_trace(const std::string& path, ReadReport& report, const TraceRead
   }
   report.path = path;
   if (format == TraceFormat::Auto) format = detect_format(path);
+  if (format == TraceFormat::Journal) {
+    if (!options.column_map.empty()) throw InputError(path, 0, "--map applies to CSV only, and this is a journal folder");
+    JobTable table;
+    read_journal_folder(path, table, report);
+    return table;
+  }
   if (format != TraceFormat::Csv && !options.column_map.empty())
     throw InputError(path, 0, "--map applies to CSV only, and this file reads as " + std::string(format_name(format)));
   LineSource src(path);

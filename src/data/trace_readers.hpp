@@ -15,8 +15,8 @@
 
 namespace ttlpred {
 
-enum class TraceFormat : std::uint8_t { Auto, Csv, Swf, Gwf, Sacct };
-std::string_view format_name(TraceFormat f);  // "auto", "csv", "swf", "gwf", "sacct"
+enum class TraceFormat : std::uint8_t { Auto, Csv, Swf, Gwf, Sacct, Journal };
+std::string_view format_name(TraceFormat f);  // "auto", "csv", "swf", "gwf", "sacct", "journal"
 std::optional<TraceFormat> format_by_name(std::string_view name);
 
 // ALICE-style CSV: a header of schema field names, RFC-4180 quoting, empty = unknown.
@@ -32,8 +32,19 @@ void read_gwf(LineSource& src, JobTable& out, ReadReport& report);
 // and are not kept; TIMEOUT jobs keep status TIMEOUT, a censored outcome.
 void read_sacct(LineSource& src, JobTable& out, ReadReport& report);
 
-// The format of `path` from its extension (.csv, .swf, .gwf, each optionally .gz), else
-// from its first non-comment line. Throws InputError when neither tells.
+// A `ttlpred serve --journal` folder: the outcome records of its journal-<g>.jsonl files, in
+// generation order, each a job of schema fields (the keys the service adds are not fields;
+// one without submit_time is dated received_at - wait_s - wall_s). Throws InputError for a
+// folder without journal files.
+void read_journal_folder(const std::string& dir, JobTable& out, ReadReport& report);
+
+// Whether models trained on traces of formats `a` and `b` describe other kinds of job. A
+// journal holds the service's jobs, of whatever kind it serves: like any format. "" (not
+// recorded): like any.
+bool other_trace_formats(std::string_view a, std::string_view b);
+
+// The format of `path`: a folder is a journal; else from its extension (.csv, .swf, .gwf,
+// each optionally .gz), else from its first non-comment line. Throws InputError when neither tells.
 TraceFormat detect_format(const std::string& path);
 
 // What messages call standard input, read when the path is "-".

@@ -144,6 +144,11 @@ void OnlineCalibrator::observe(const OnlineDecision& d, double wall_s) {
   }
 }
 
+void OnlineCalibrator::rebase(SafeTtlCalibration c) {
+  if (c.empty()) throw Error("online calibration needs a calibrated model (its safe-TTL table is empty)");
+  calibration_ = std::move(c);
+}
+
 void OnlineCalibrator::refit() {
   since_refit_ = 0;
   // The same rows as the training-time calibration (pipeline/fit_model.cpp): the log-ratio

@@ -99,6 +99,11 @@ class OnlineCalibrator {
   // The outcome of a job answered by decide(): its run time.
   void observe(const OnlineDecision& decision, double wall_s);
 
+  // Answers through `c` from now on, keeping what was learned (levels, weights, offsets, the
+  // rolling window): a service swapping in a new model keeps the correction the workload
+  // needed (docs/service.md, "Online calibration"). Throws Error for an empty calibration.
+  void rebase(SafeTtlCalibration c);
+
   // The level decide() would ask the calibration for, for a job of mondrian key `key`.
   double level(std::uint32_t key = 0) const;
   double alpha() const { return alpha_; }

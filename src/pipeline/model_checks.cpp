@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "data/trace_readers.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred {
@@ -69,7 +70,7 @@ ModelCheck check_schema(const ModelFile& model, const FeatureEncoder& encoder, c
       p.empty() ? std::string("its training data")
                 : "a " + (p.trace_format.empty() ? std::string("trace") : p.trace_format + " trace") +
                       (p.trace_name.empty() ? std::string() : " (" + p.trace_name + ")");
-  if (!p.trace_format.empty() && !trace_format.empty() && p.trace_format != trace_format)
+  if (other_trace_formats(p.trace_format, trace_format))
     c.warnings.push_back(what + " was trained on " + trained_on + ", not on " + trace_format);
 
   // The fields relied on, from the provenance (with shares) or, for older files, the encoder.
@@ -117,7 +118,7 @@ ModelCheck check_schema(const ModelFile& model, const FeatureEncoder& encoder, c
   // Few fields is not enough to refuse: a broker's job may be described by a handful (user,
   // job_type, request). Another kind of job also reads differently: another trace format, or
   // category values the model has never seen in any column.
-  const bool other_format = !p.trace_format.empty() && !trace_format.empty() && p.trace_format != trace_format;
+  const bool other_format = other_trace_formats(p.trace_format, trace_format);
   if (submit_fields > 0 && 2 * absent_submit.size() > submit_fields && (other_format || !shares_categories))
     c.refusal = what + " was trained on " + trained_on + " whose jobs are described by fields this trace" +
                 (trace_format.empty() ? std::string() : " (" + trace_format + ")") + " does not have: " +

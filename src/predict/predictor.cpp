@@ -91,6 +91,7 @@ HistoryState Predictor::initial_history_for(const JobTable& trace, bool* restart
 
 Prediction Predictor::finish(float z, double requested_ttl_s, std::uint32_t group) const {
   Prediction p;
+  p.group = group;
   p.expected_wall_s = bound_seconds(model_->target.decode_seconds(z), requested_ttl_s, options_, p.capped);
   const double safe = model_->safe_ttl.empty()
                           ? p.expected_wall_s

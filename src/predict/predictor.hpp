@@ -48,6 +48,7 @@ struct Prediction {
   double expected_wall_s = 0;  // in [min_seconds, max_ttl_s], capped at the requested TTL when the job has one
   double safe_ttl_s = 0;       // conformal upper bound at level alpha, bounded likewise
   bool capped = false;         // the safe TTL (or the expected wall time) was cut to max_ttl_s
+  std::uint32_t group = kNoGroup;  // the safe-TTL calibration's group id the job was answered in
 };
 
 // The engine variant a model file was made for: the one its safe TTL was calibrated on

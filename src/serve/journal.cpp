@@ -120,6 +120,12 @@ std::string OutcomeJournal::snapshot_file(std::uint64_t gen) const {
   return (fs::path(dir_) / ("snapshot-" + std::to_string(gen) + ".hist")).string();
 }
 
+std::string OutcomeJournal::learned_path(const std::string& snapshot_path) {
+  std::string p = snapshot_path;
+  if (p.ends_with(".hist")) p.resize(p.size() - 5);
+  return p + ".learn";
+}
+
 std::optional<std::string> OutcomeJournal::snapshot_path() const {
   if (snapshot_gen_ == 0) return std::nullopt;
   return snapshot_file(snapshot_gen_);
@@ -211,6 +217,7 @@ void OutcomeJournal::remove_older_than(std::uint64_t gen) {
   for (const auto& entry : fs::directory_iterator(dir_, ec)) {
     const std::string name = entry.path().filename().string();
     auto g = generation_of(name, "snapshot-", ".hist");
+    if (!g) g = generation_of(name, "snapshot-", ".learn");
     if (!g) g = generation_of(name, "journal-", ".jsonl");
     if (g && *g < gen) fs::remove(entry.path(), ec);
   }

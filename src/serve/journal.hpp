@@ -48,6 +48,10 @@ class OutcomeJournal {
   // The caller holds whatever lock keeps the state and the journal in step.
   void snapshot(const std::function<void(const std::string&)>& save);
 
+  // The file beside snapshot `snapshot_path` (snapshot-<g>.hist) that holds what the service
+  // learned besides the history: snapshot-<g>.learn. Written before the history, removed with it.
+  static std::string learned_path(const std::string& snapshot_path);
+
   const std::string& dir() const { return dir_; }
   std::uint64_t generation() const { return gen_; }
 

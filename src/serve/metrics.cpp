@@ -40,7 +40,11 @@ void line(std::string& out, const char* name, const std::string& labels, double 
     out += '}';
   }
   out += ' ';
-  append_number(out, v);
+  if (std::isnan(v)) {
+    out += "NaN";  // the exposition format's spelling (a window with no job of a request)
+  } else {
+    append_number(out, v);
+  }
   out += '\n';
 }
 std::string escape_label(const std::string& s) {
@@ -55,6 +59,73 @@ std::string escape_label(const std::string& s) {
   }
   return r;
 }
+
+void render_learning(std::string& out, const Metrics::Gauges& g) {
+  auto head = [&](const char* name, const char* kind, const char* help) {
+    out += "# HELP ";
+    out += name;
+    out += ' ';
+    out += help;
+    out += "\n# TYPE ";
+    out += name;
+    out += ' ';
+    out += kind;
+    out += '\n';
+  };
+  auto u = [](std::uint64_t v) { return static_cast<double>(v); };
+  head("ttlpred_calibration_info", "gauge", "The online safe-TTL calibration method answering (value 1; --calibration).");
+  line(out, "ttlpred_calibration_info", "method=\"" + escape_label(g.calibration_method) + '"', 1);
+  head("ttlpred_calibration_level", "gauge",
+       "The level the safe TTLs are asked for now (alpha for static; mondrian: a job of an unseen key).");
+  line(out, "ttlpred_calibration_level", "", g.calibration_level);
+  head("ttlpred_calibration_outcomes_total", "counter", "Matched outcomes the online calibrator learned from.");
+  line(out, "ttlpred_calibration_outcomes_total", "", u(g.calibration_outcomes));
+  head("ttlpred_recent_predictions", "gauge", "Jobs whose served prediction awaits its outcome.");
+  line(out, "ttlpred_recent_predictions", "", u(g.recent_predictions));
+  head("ttlpred_recent_predictions_capacity", "gauge", "Most served predictions kept (--recent-predictions).");
+  line(out, "ttlpred_recent_predictions_capacity", "", u(g.recent_capacity));
+  head("ttlpred_recent_predictions_evicted_total", "counter",
+       "Served predictions overwritten, oldest first, before their outcome came.");
+  line(out, "ttlpred_recent_predictions_evicted_total", "", u(g.recent_evicted));
+  head("ttlpred_outcomes_matched_total", "counter", "Outcomes matched by job_id to the prediction served for them.");
+  line(out, "ttlpred_outcomes_matched_total", "", u(g.matched));
+  head("ttlpred_outcomes_unmatched_total", "counter",
+       "Outcomes without a served prediction, by reason (journaled with served: null).");
+  line(out, "ttlpred_outcomes_unmatched_total", "reason=\"no_job_id\"", u(g.unmatched_no_id));
+  line(out, "ttlpred_outcomes_unmatched_total", "reason=\"unknown_job_id\"", u(g.unmatched_unknown));
+  line(out, "ttlpred_outcomes_unmatched_total", "reason=\"older_model\"", u(g.unmatched_older));
+  struct Figure {
+    const char* name;
+    const char* help;
+    double QualityFigures::*member;
+  };
+  static const Figure figures[] = {
+      {"ttlpred_live_kill_rate", "Share of matched outcomes the served safe TTL killed, by window.", &QualityFigures::kill_rate},
+      {"ttlpred_live_coverage", "Share of matched outcomes that ran no longer than their served safe TTL.",
+       &QualityFigures::coverage},
+      {"ttlpred_live_rmse_hours", "RMSE of the served expected wall time, hours.", &QualityFigures::rmse_h},
+      {"ttlpred_live_mean_log_error", "Mean of ln(expected) - ln(wall) (seconds, floored at 1 s).",
+       &QualityFigures::mean_log_error},
+      {"ttlpred_live_safe_ttl_over_request", "Sum of served safe TTLs over sum of requests (outcomes with a request).",
+       &QualityFigures::safe_over_request},
+  };
+  head("ttlpred_live_outcomes", "gauge", "Matched outcomes in the window (last 1000, 10000; last hour, day).");
+  for (const auto& w : g.live)
+    line(out, "ttlpred_live_outcomes", "window=\"" + w.name + '"', u(w.figures.outcomes));
+  for (const Figure& f : figures) {
+    head(f.name, "gauge", f.help);
+    for (const auto& w : g.live) line(out, f.name, "window=\"" + w.name + '"', w.figures.*f.member);
+  }
+  head("ttlpred_drift_alarm", "gauge",
+       "1 from a drift alarm (Page-Hinkley on the log residuals of matched outcomes) until the next model reload.");
+  line(out, "ttlpred_drift_alarm", "", g.drift_alarm ? 1 : 0);
+  head("ttlpred_drift_alarms_total", "counter", "Drift alarms raised.");
+  line(out, "ttlpred_drift_alarms_total", "", u(g.drift_alarms));
+  head("ttlpred_drift_statistic", "gauge", "The Page-Hinkley statistics (alarm above --drift-threshold).");
+  line(out, "ttlpred_drift_statistic", "direction=\"longer\"", g.drift_up);
+  line(out, "ttlpred_drift_statistic", "direction=\"shorter\"", g.drift_down);
+}
+
 }  // namespace
 
 std::string Metrics::render(const Gauges& g) const {
@@ -113,6 +184,7 @@ std::string Metrics::render(const Gauges& g) const {
   out += "# HELP ttlpred_journal_outcomes_since_snapshot Outcomes a restart would replay.\n"
          "# TYPE ttlpred_journal_outcomes_since_snapshot gauge\n";
   line(out, "ttlpred_journal_outcomes_since_snapshot", "", static_cast<double>(g.journal_since_snapshot));
+  render_learning(out, g);
   return out;
 }
 

@@ -5,6 +5,9 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "serve/live_quality.hpp"
 
 namespace ttlpred::serve {
 
@@ -35,6 +38,20 @@ class Metrics {
     std::uint64_t history_capacity = 0;
     std::uint64_t history_evicted = 0;
     std::uint64_t journal_since_snapshot = 0;
+    // What the service learns from outcomes (docs/service.md, "Online calibration" and "Live quality").
+    std::string calibration_method = "static";
+    double calibration_level = 0;
+    std::uint64_t calibration_outcomes = 0;
+    std::uint64_t recent_predictions = 0, recent_capacity = 0, recent_evicted = 0;
+    std::uint64_t matched = 0, unmatched_no_id = 0, unmatched_unknown = 0, unmatched_older = 0;
+    struct Window {
+      std::string name;  // "1000", "10000", "1h", "1d"
+      QualityFigures figures;
+    };
+    std::vector<Window> live;
+    bool drift_alarm = false;
+    std::uint64_t drift_alarms = 0;
+    double drift_up = 0, drift_down = 0;
   };
   std::string render(const Gauges& g) const;
 

@@ -3,12 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <numeric>
+#include <unordered_set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "data/trace_readers.hpp"
+#include "serve/event_log.hpp"
 #include "serve/job_json.hpp"
+#include "serve/outcome_record.hpp"
+#include "util/binary_io.hpp"
 #include "util/file_io.hpp"
 
 namespace ttlpred::serve {
@@ -52,11 +58,14 @@ struct Scratch {
   std::vector<JobRecord> records;
   std::vector<Prediction> predictions;
   std::vector<std::size_t> order;
+  std::vector<ServedPrediction> served;
+  std::vector<RecentPredictions::Entry> entries;
 };
 Scratch& scratch(std::size_t n) {
   thread_local Scratch s;
   if (s.records.size() < n) s.records.resize(n);
   if (s.predictions.size() < n) s.predictions.resize(n);
+  if (s.served.size() < n) s.served.resize(n);
   return s;
 }
 
@@ -67,8 +76,30 @@ void release_buffers() {
     std::vector<JobRecord>().swap(s.records);
     std::vector<Prediction>().swap(s.predictions);
     std::vector<std::size_t>().swap(s.order);
+    std::vector<ServedPrediction>().swap(s.served);
+    std::vector<RecentPredictions::Entry>().swap(s.entries);
   }
 }
+
+// Adds job i's served prediction to `entries` when the job has a job_id.
+void keep_served(Scratch& s, std::size_t i) {
+  if (const auto key = job_key(s.records[i])) s.entries.push_back({*key, s.served[i]});
+}
+
+// The mondrian key of a job: a 32-bit FNV-1a of its key field's text (0: unknown), so that
+// one user is one key whatever order users are first seen in.
+std::uint32_t text_key(std::string_view text) {
+  if (text.empty()) return 0;
+  std::uint32_t h = 2166136261u;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 16777619u;
+  }
+  return h == 0 ? 1 : h;
+}
+
+constexpr std::string_view kLearnedMagic = "TTLPLRN1";
+constexpr std::uint32_t kLearnedVersion = 1;
 
 void append_prediction(std::string& out, const Prediction& p) {
   out += "{\"expected_wall_s\":";
@@ -117,7 +148,8 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path, const Pre
   return m;
 }
 
-Service::Service(ServiceOptions options) : options_(std::move(options)) {
+Service::Service(ServiceOptions options)
+    : options_(std::move(options)), recent_(options_.recent_predictions), drift_(options_.drift) {
   if (options_.max_batch == 0) throw Error("--max-batch must be at least 1");
   if (!(options_.max_outcome_wall_s > 0) || !std::isfinite(options_.max_outcome_wall_s))
     throw Error("--max-outcome-wall must be a finite number of seconds > 0");
@@ -125,7 +157,13 @@ Service::Service(ServiceOptions options) : options_(std::move(options)) {
     throw Error("--history-capacity must be 0 (no limit) or at least 100 keys");
   if (std::isnan(options_.outcome_kill_margin_s) || !std::isfinite(options_.outcome_kill_margin_s))
     throw Error("--outcome-kill-margin must be a finite number of seconds (negative: no check against the request)");
+  if (options_.calibration.method == OnlineMethod::Mondrian) {
+    calibration_key_ = field_by_name(options_.calibration_key);
+    if (!calibration_key_ || info(*calibration_key_).kind != FieldKind::Category)
+      throw Error("--calibration-key '" + options_.calibration_key + "' is not a categorical job field (user, queue, job_type ...)");
+  }
   auto model = load_model(options_.model_path, options_.predictor, options_.max_model_bytes);
+  calibrator_ = make_calibrator(*model);
   const HistoryConfig& cfg = model->predictor.encoder().history_config();
   if (!options_.journal_dir.empty()) {
     journal_ = std::make_unique<OutcomeJournal>(options_.journal_dir);
@@ -133,6 +171,7 @@ Service::Service(ServiceOptions options) : options_(std::move(options)) {
       history_.emplace(HistoryState::load(*snap));
       if (!(history_->config() == cfg))
         throw Error(*snap + ": the history snapshot's configuration differs from the model's; use a fresh --journal folder");
+      load_learned(OutcomeJournal::learned_path(*snap), model);
     }
   }
   if (!history_) history_.emplace(model->predictor.initial_history());
@@ -144,9 +183,14 @@ Service::Service(ServiceOptions options) : options_(std::move(options)) {
         throw Error("stopped by a signal during the journal replay (at " + file + ":" + std::to_string(line) +
                     "); the journal is unchanged");
       try {
-        const json j = parse_body(text);
-        job_from_json(j, JobUse::Outcome, -1, r);
+        const OutcomeRecord rec = read_outcome_record(parse_body(text));
+        job_from_json(rec.outcome, JobUse::Outcome, -1, r);
         history_->observe(r);
+        if (rec.served) {
+          const double wall = r[Field::WallTime];
+          learn_calibration(*rec.served, wall);
+          learn_quality(*rec.served, wall, rec.received_at.value_or(rec.served->predicted_at), false);
+        }
       } catch (const RequestError& e) {
         throw InputError(file, line, e.what());
       }
@@ -154,6 +198,140 @@ Service::Service(ServiceOptions options) : options_(std::move(options)) {
   }
   model_.store(std::move(model));
   ready_.store(true);
+}
+
+double Service::now() const { return options_.clock ? options_.clock() : unix_now(); }
+
+std::optional<OnlineCalibrator> Service::make_calibrator(const LoadedModel& model) const {
+  if (options_.calibration.method == OnlineMethod::Static) return std::nullopt;
+  if (model.predictor.model().safe_ttl.empty()) {
+    log_event("warn", "calibration_off",
+              {{"model_version", model.version},
+               {"message", model.path + " has no safe-TTL calibration: its answers are the expected wall times, "
+                                        "and the " + std::string(online_method_name(options_.calibration.method)) +
+                                        " calibration stays off"}});
+    return std::nullopt;
+  }
+  // No bound here: calibrate() bounds every TTL through bound_seconds, the one place answers
+  // are bounded, and knows when the cap cut one.
+  return OnlineCalibrator(model.predictor.model().safe_ttl, model.predictor.options().alpha, options_.calibration);
+}
+
+void Service::calibrate(const LoadedModel& model, std::span<const JobRecord> jobs, std::span<Prediction> preds,
+                        std::span<ServedPrediction> served) const {
+  const PredictorOptions& po = model.predictor.options();
+  const double at = now();
+  std::array<char, 16> version{};
+  std::copy_n(model.version.data(), std::min(model.version.size(), version.size()), version.begin());
+  const OnlineMethod method = calibrator_ ? options_.calibration.method : OnlineMethod::Static;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    Prediction& p = preds[i];
+    const double req = jobs[i][Field::RequestedTtl];
+    OnlineJob job;
+    job.pred_s = p.expected_wall_s;
+    job.requested_s = req > 0 ? req : 0.0;
+    job.group = p.group;
+    job.key = calibration_key_ ? text_key(jobs[i].text(*calibration_key_)) : 0;
+    ServedPrediction& s = served[i];
+    s.predicted_at = at;
+    s.model_version = version;
+    s.method = method;
+    if (!calibrator_) {
+      s.decision = OnlineDecision{};
+      s.decision.job = job;
+      s.decision.ttl_s = p.safe_ttl_s;
+      s.decision.level = po.alpha;
+      continue;
+    }
+    OnlineDecision d = calibrator_->decide(job);
+    // The cap cuts to exactly max_ttl_s: an expected wall time there was cut (p.capped also
+    // covers the static safe TTL, which this answer replaces).
+    bool capped = p.capped && p.expected_wall_s == po.max_ttl_s;
+    d.ttl_s = bound_seconds(d.ttl_s, job.requested_s, po, capped);
+    for (double& e : d.expert_ttl_s) {
+      bool ignored = false;
+      e = bound_seconds(e, job.requested_s, po, ignored);
+    }
+    p.safe_ttl_s = d.ttl_s;
+    p.capped = capped;
+    s.decision = d;
+  }
+}
+
+void Service::learn_calibration(const ServedPrediction& served, double wall_s) {
+  // An answer of another method (the service was restarted with another --calibration)
+  // holds no decision this calibrator can learn from.
+  if (calibrator_ && served.method == options_.calibration.method) calibrator_->observe(served.decision, wall_s);
+}
+
+void Service::learn_quality(const ServedPrediction& served, double wall_s, double received_at, bool log) {
+  const OnlineDecision& d = served.decision;
+  quality_.add({received_at, wall_s, d.job.pred_s, d.ttl_s, d.job.requested_s});
+  const double residual = std::log(std::max(wall_s, 1.0)) - std::log(std::max(d.job.pred_s, 1.0));
+  if (!drift_.add(residual)) return;
+  drift_raised_ = true;
+  ++drift_alarms_;
+  if (log) {
+    const PageHinkley::Alarm& a = drift_.last_alarm();
+    log_event("warn", "drift_alarm",
+              {{"direction", a.up > drift_.options().threshold ? "longer" : "shorter"},
+               {"statistic", std::max(a.up, a.down)},
+               {"threshold", drift_.options().threshold},
+               {"outcomes", a.count},
+               {"mean_log_residual", a.mean},
+               {"model_version", std::string(served.model_version.data(), served.model_version.size())},
+               {"message", "the run times of matched outcomes drifted from the model's expectations (Page-Hinkley on "
+                           "the log residuals); retrain or reload a newer model"}});
+  }
+}
+
+void Service::save_snapshot(const std::string& history_path) const {
+  // The learned state first: whenever a snapshot's history exists, so does its state.
+  const std::string path = OutcomeJournal::learned_path(history_path);
+  BinaryWriter w;
+  w.put_string(model_.load()->version);
+  quality_.write_state(w);
+  drift_.write_state(w);
+  w.put<std::uint8_t>(drift_raised_ ? 1 : 0);
+  w.put<std::uint64_t>(drift_alarms_);
+  w.put<std::uint8_t>(calibrator_ ? 1 : 0);
+  if (calibrator_) calibrator_->write_state(w);
+  write_file_atomic(path, seal_container(kLearnedMagic, kLearnedVersion, w.bytes()));
+  history_->save(history_path);
+}
+
+void Service::load_learned(const std::string& path, const std::shared_ptr<const LoadedModel>& model) {
+  // A snapshot written before the service learned anything but the history has none.
+  if (!std::filesystem::exists(path)) return;
+  const OpenedContainer c = open_container(read_file_bytes(path), kLearnedMagic, kLearnedVersion, path);
+  BinaryReader r(c.payload, path);
+  const std::string version = r.get_string(64);
+  quality_.read_state(r);
+  drift_.read_state(r);
+  drift_raised_ = r.get<std::uint8_t>() != 0;
+  drift_alarms_ = r.get<std::uint64_t>();
+  const bool had = r.get<std::uint8_t>() != 0;
+  if (!had || !calibrator_) return;  // the calibration was off then, or is now: start from the model's level
+  try {
+    OnlineCalibrator restored = *calibrator_;
+    restored.read_state(r);
+    if (version != model->version) restored.rebase(model->predictor.model().safe_ttl);  // as a reload would
+    calibrator_ = std::move(restored);
+  } catch (const Error& e) {
+    // Another --calibration or --alpha than the state was learned with: the learned level
+    // answers another question. Start from the model's, and say so.
+    log_event("warn", "calibration_not_restored", {{"path", path}, {"message", e.what()}});
+  }
+}
+
+double Service::calibration_level() const {
+  std::shared_lock lock(history_mutex_);
+  return calibrator_ ? calibrator_->level() : model()->predictor.options().alpha;
+}
+
+OnlineMethod Service::calibration_method() const {
+  std::shared_lock lock(history_mutex_);
+  return calibrator_ ? options_.calibration.method : OnlineMethod::Static;
 }
 
 std::uint64_t Service::history_observed() const {
@@ -170,12 +348,19 @@ Reply Service::predict(std::string_view body) {
     const std::size_t n = jobs.count;
     const bool single = jobs.single;
     Scratch& s = scratch(n);
-    const auto model = model_.load();
+    std::shared_ptr<const LoadedModel> model;
     {
       std::shared_lock lock(history_mutex_);
+      model = model_.load();  // under the lock: the calibrator answers through this model's table
       model->predictor.predict(std::span<const JobRecord>(s.records.data(), n), *history_,
                                std::span<Prediction>(s.predictions.data(), n));
+      calibrate(*model, std::span<const JobRecord>(s.records.data(), n), std::span<Prediction>(s.predictions.data(), n),
+                std::span<ServedPrediction>(s.served.data(), n));
     }
+    // Kept before the answer goes out, so that the job's outcome, however soon, finds it.
+    s.entries.clear();
+    for (std::size_t i = 0; i < n; ++i) keep_served(s, i);
+    recent_.record(s.entries);
     metrics_.add_predictions(n);
     std::string out;
     out.reserve(64 + n * 64);
@@ -223,13 +408,17 @@ Reply Service::match(std::string_view body) {
         }
       }
     }
-    const auto model = model_.load();
+    std::shared_ptr<const LoadedModel> model;
     {
       std::shared_lock lock(history_mutex_);
+      model = model_.load();
       model->predictor.predict(std::span<const JobRecord>(s.records.data(), n), *history_,
                                std::span<Prediction>(s.predictions.data(), n));
+      calibrate(*model, std::span<const JobRecord>(s.records.data(), n), std::span<Prediction>(s.predictions.data(), n),
+                std::span<ServedPrediction>(s.served.data(), n));
     }
     metrics_.add_predictions(n);
+    s.entries.clear();
 
     s.order.resize(n);
     std::iota(s.order.begin(), s.order.end(), std::size_t{0});
@@ -258,6 +447,7 @@ Reply Service::match(std::string_view body) {
       const Prediction& p = s.predictions[i];
       const double need_cores = num_or(i, Field::CpuCores, 1);
       if (!(p.safe_ttl_s <= time_left) || need_cores > cores) continue;
+      keep_served(s, i);  // only a matched job was given this TTL
       if (matched++) out += ',';
       out += "{\"index\":";
       out += std::to_string(i);
@@ -273,6 +463,7 @@ Reply Service::match(std::string_view body) {
     out += "],\"considered\":";
     out += std::to_string(n);
     out += '}';
+    recent_.record(s.entries);
     return {200, std::move(out)};
   });
 }
@@ -288,14 +479,11 @@ Reply Service::outcomes(std::string_view body) {
                                   std::to_string(options_.max_batch) + " (--max-batch)");
     // Validate the whole batch first: it is applied all or nothing.
     std::vector<JobRecord> records(n);
-    std::string lines;
     for (std::size_t i = 0; i < n; ++i) {
       const json& o = single ? j : j[i];
       const long index = single ? -1 : static_cast<long>(i);
       job_from_json(o, JobUse::Outcome, index, records[i]);
       check_outcome_bounds(records[i], index);
-      lines += o.dump(-1, ' ', false, json::error_handler_t::replace);
-      lines += '\n';
     }
     std::uint64_t observed = 0;
     bool durable = false;
@@ -304,23 +492,60 @@ Reply Service::outcomes(std::string_view body) {
       // state; the history lock is only taken to apply, so predictions never wait for a disk
       // flush.
       std::lock_guard order(outcomes_mutex_);
+      const double received = now();
+      const auto model = model_.load();
+      // Each outcome's served prediction (docs/service.md, "Served predictions"): known when
+      // its job_id was answered by the model serving now and not already matched (a job id
+      // twice in one batch matches once).
+      std::vector<std::optional<ServedPrediction>> served(n);
+      std::vector<std::uint64_t> found;
+      std::unordered_set<std::uint64_t> seen;
+      std::uint64_t no_id = 0, unknown = 0, older = 0;
+      std::string lines;
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto key = job_key(records[i]);
+        if (!key) {
+          ++no_id;
+        } else if (auto hit = seen.insert(*key).second ? recent_.find(*key) : std::nullopt; !hit) {
+          ++unknown;
+        } else {
+          found.push_back(*key);
+          if (std::string_view(hit->model_version.data(), hit->model_version.size()) == model->version) {
+            served[i] = *hit;
+          } else {
+            ++older;  // its TTL came from another model's calibration
+          }
+        }
+        append_outcome_line(lines, single ? j : j[i], received, model->version, served[i]);
+      }
       if (journal_) {
         journal_->append(lines, n);  // on disk before anything is acknowledged or applied
         durable = true;
       }
+      for (const std::uint64_t key : found) recent_.erase(key);
       {
         std::unique_lock lock(history_mutex_);
-        for (const JobRecord& r : records) history_->observe(r);
+        for (std::size_t i = 0; i < n; ++i) {
+          history_->observe(records[i]);
+          if (served[i]) learn_calibration(*served[i], records[i][Field::WallTime]);
+        }
         observed = history_->observed();
       }
+      for (std::size_t i = 0; i < n; ++i)
+        if (served[i]) learn_quality(*served[i], records[i][Field::WallTime], received, true);
+      matched_ += found.size() - older;
+      unmatched_no_id_ += no_id;
+      unmatched_unknown_ += unknown;
+      unmatched_older_ += older;
       if (journal_ && options_.snapshot_every > 0 && journal_->since_snapshot() >= options_.snapshot_every) {
         std::shared_lock lock(history_mutex_);  // predictions go on while the snapshot is written
         try {
-          journal_->snapshot([&](const std::string& path) { history_->save(path); });
+          journal_->snapshot([&](const std::string& path) { save_snapshot(path); });
         } catch (const std::exception& e) {
           // The outcomes are journaled and applied: acknowledge them. The journal keeps
           // growing until a snapshot succeeds.
-          std::fprintf(stderr, "ttlpred serve: history snapshot failed (will retry): %s\n", e.what());
+          log_event("error", "snapshot_failed",
+                    {{"message", std::string("history snapshot failed (will retry): ") + e.what()}});
         }
       }
     }
@@ -352,7 +577,8 @@ void Service::check_outcome_bounds(const JobRecord& r, long index) const {
 void Service::snapshot_now() {
   std::lock_guard order(outcomes_mutex_);
   std::shared_lock lock(history_mutex_);
-  if (journal_) journal_->snapshot([&](const std::string& path) { history_->save(path); });
+  if (journal_)
+    journal_->snapshot([&](const std::string& path) { save_snapshot(path); });
 }
 
 Reply Service::healthz() const { return {200, "{\"status\":\"ok\"}"}; }
@@ -373,8 +599,30 @@ Reply Service::metrics_text() const {
     g.history_evicted = history_->evicted();
   }
   {
+    std::shared_lock lock(history_mutex_);
+    g.calibration_method = std::string(online_method_name(calibrator_ ? options_.calibration.method : OnlineMethod::Static));
+    g.calibration_level = calibrator_ ? calibrator_->level() : options_.predictor.alpha;
+    g.calibration_outcomes = calibrator_ ? calibrator_->outcomes() : 0;
+  }
+  g.recent_predictions = recent_.size();
+  g.recent_capacity = recent_.capacity();
+  g.recent_evicted = recent_.evicted();
+  {
     std::lock_guard order(outcomes_mutex_);
     g.journal_since_snapshot = journal_ ? journal_->since_snapshot() : 0;
+    g.matched = matched_;
+    g.unmatched_no_id = unmatched_no_id_;
+    g.unmatched_unknown = unmatched_unknown_;
+    g.unmatched_older = unmatched_older_;
+    const double t = now();
+    g.live = {{"1000", quality_.last(kCountWindows[0])},
+              {"10000", quality_.last(kCountWindows[1])},
+              {"1h", quality_.within(t, kTimeWindowsS[0])},
+              {"1d", quality_.within(t, kTimeWindowsS[1])}};
+    g.drift_alarm = drift_raised_;
+    g.drift_alarms = drift_alarms_;
+    g.drift_up = drift_.up();
+    g.drift_down = drift_.down();
   }
   return {200, metrics_.render(g), "text/plain; version=0.0.4"};
 }
@@ -392,14 +640,35 @@ std::string Service::reload_from(const std::string& path) {
     // another trace format reads them through fields it never saw (pipeline/model_checks.hpp).
     const TrainingProvenance& now = model()->predictor.model().provenance;
     const TrainingProvenance& next = fresh->predictor.model().provenance;
-    if (!now.trace_format.empty() && !next.trace_format.empty() && now.trace_format != next.trace_format)
+    if (other_trace_formats(now.trace_format, next.trace_format))
       throw Error(path + ": trained on a " + next.trace_format + " trace, the running model on a " + now.trace_format +
                   " trace: another kind of job; restart the service to change schema");
-    model_.store(std::move(fresh));
+    const std::string previous = model()->version;
+    {
+      // The outcomes' lock first, as outcomes() takes them: no outcome is half applied across
+      // the swap.
+      std::lock_guard order(outcomes_mutex_);
+      std::unique_lock lock(history_mutex_);
+      // The calibrator keeps what it learned and answers through the new model's table
+      // (docs/service.md, "Online calibration": why keep, not reset).
+      if (options_.calibration.method != OnlineMethod::Static) {
+        if (fresh->predictor.model().safe_ttl.empty()) {
+          calibrator_ = make_calibrator(*fresh);  // none, and says so
+        } else if (calibrator_) {
+          calibrator_->rebase(fresh->predictor.model().safe_ttl);
+        } else {
+          calibrator_ = make_calibrator(*fresh);
+        }
+      }
+      drift_raised_ = false;  // the alarm was about the model now replaced
+      model_.store(fresh);
+    }
     metrics_.add_reload(true);
+    log_event("info", "reload", {{"path", path}, {"model_version", fresh->version}, {"previous_version", previous}});
     return {};
   } catch (const std::exception& e) {
     metrics_.add_reload(false);
+    log_event("warn", "reload_refused", {{"path", path}, {"model_version", model()->version}, {"message", e.what()}});
     return e.what();
   }
 }

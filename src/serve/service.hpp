@@ -7,20 +7,29 @@
 // builds the new one off to the side and swaps it in while requests in flight finish with
 // the old one. The history state is read by predictions under a shared lock and written by
 // outcomes under an exclusive one, held only while applying: the journal flush happens
-// before, under a separate lock that keeps journal order and apply order the same.
+// before, under a separate lock that keeps journal order and apply order the same. The
+// online calibrator lives beside the history under the same lock (predictions read it, matched
+// outcomes move it); the recent-predictions table has its own mutex, held per batch; the live
+// quality windows and the drift test are the outcomes' own, under the journal lock.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
 
 #include "features/history.hpp"
+#include "model/online_calibration.hpp"
 #include "predict/predictor.hpp"
+#include "serve/drift_alarm.hpp"
 #include "serve/journal.hpp"
+#include "serve/live_quality.hpp"
 #include "serve/metrics.hpp"
+#include "serve/recent_predictions.hpp"
 
 namespace ttlpred::serve {
 
@@ -51,6 +60,21 @@ struct ServiceOptions {
   // production tags (617 k keys, +190 MB in 2 s) would otherwise grow it, and every snapshot,
   // without limit. The least recently updated keys go first.
   std::size_t history_capacity = 500000;
+  // Online safe-TTL calibration (docs/service.md, "Online calibration"): the method moves the
+  // level each answer asks the model's calibration for, from outcomes matched to the answer
+  // served for their job. Static here, so that the library answers as Predictor::predict;
+  // `ttlpred serve --calibration` defaults to the measured choice (aci).
+  OnlineCalibrationOptions calibration = [] {
+    OnlineCalibrationOptions o;
+    o.method = OnlineMethod::Static;
+    return o;
+  }();
+  std::string calibration_key = "user";  // mondrian: the categorical field keying the offsets
+  // Answers kept for their outcome (recent_predictions.hpp): about 200 bytes each, so the
+  // default holds 500 000 jobs between answer and outcome in about 100 MB. 0: none kept.
+  std::size_t recent_predictions = 500000;
+  DriftOptions drift;
+  std::function<double()> clock;  // unix seconds for received_at / predicted_at; empty: the wall clock
 };
 
 struct Reply {
@@ -95,6 +119,10 @@ class Service {
   std::shared_ptr<const LoadedModel> model() const { return model_.load(); }
   std::uint64_t history_observed() const;
   std::uint64_t replayed_outcomes() const { return replayed_; }
+  // The level the online calibration asks for now (for mondrian: a job of an unseen key);
+  // alpha without an online calibrator.
+  double calibration_level() const;
+  OnlineMethod calibration_method() const;
   // Writes a snapshot now (no-op without a journal).
   void snapshot_now();
 
@@ -105,6 +133,22 @@ class Service {
  private:
   // Throws RequestError (400, field wall_s) for a run time outside ServiceOptions' bounds.
   void check_outcome_bounds(const JobRecord& r, long index) const;
+  double now() const;
+  // The calibrator for `model` (none for static, or a model without a safe-TTL calibration).
+  std::optional<OnlineCalibrator> make_calibrator(const LoadedModel& model) const;
+  // Answers `preds` through the calibrator and fills what was served for each job. Caller
+  // holds history_mutex_ (shared), so that the calibrator answers through `model`'s table.
+  void calibrate(const LoadedModel& model, std::span<const JobRecord> jobs, std::span<Prediction> preds,
+                 std::span<ServedPrediction> served) const;
+  // What a matched (or unmatched) outcome teaches: the calibrator (caller holds
+  // history_mutex_ exclusively) ...
+  void learn_calibration(const ServedPrediction& served, double wall_s);
+  // ... and the live quality and drift test (caller holds outcomes_mutex_). `log`: say an
+  // alarm on stderr (not during the replay, which re-raises what was said before).
+  void learn_quality(const ServedPrediction& served, double wall_s, double received_at, bool log);
+  // Writes the learned state (OutcomeJournal::learned_path) and then the history to `history_path`.
+  void save_snapshot(const std::string& history_path) const;
+  void load_learned(const std::string& path, const std::shared_ptr<const LoadedModel>& model);
 
   ServiceOptions options_;
   std::atomic<std::shared_ptr<const LoadedModel>> model_;
@@ -115,6 +159,17 @@ class Service {
   std::optional<HistoryState> history_;
   std::unique_ptr<OutcomeJournal> journal_;
   std::uint64_t replayed_ = 0;
+  std::optional<OnlineCalibrator> calibrator_;  // under history_mutex_
+  std::optional<Field> calibration_key_;
+  RecentPredictions recent_;
+
+  // Under outcomes_mutex_:
+  LiveQuality quality_;
+  PageHinkley drift_;
+  bool drift_raised_ = false;  // since the last alarm, until a model reload
+  std::uint64_t drift_alarms_ = 0;
+  std::uint64_t matched_ = 0, unmatched_no_id_ = 0, unmatched_unknown_ = 0, unmatched_older_ = 0;
+  std::uint64_t calibration_outcomes_ = 0;
 
   std::atomic<bool> ready_{false};
   Metrics metrics_;

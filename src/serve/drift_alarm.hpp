@@ -1,0 +1,55 @@
+#pragma once
+// Drift alarm on the log residuals of matched outcomes, r = ln(max(wall, 1 s)) -
+// ln(max(expected, 1 s)): a two-sided Page-Hinkley test (Page 1954; the cumulative form of
+// Gama et al. 2013 and river's PageHinkley). With x_t the running mean of r since the last
+// reset, after each outcome
+//   up   = max(0, up   + r - x_t - delta)     (jobs run longer than predicted: kills ahead)
+//   down = max(0, down + x_t - r - delta)     (jobs run shorter: TTLs looser than needed)
+// and the alarm fires when either passes `threshold` (after at least `min_outcomes` since the
+// reset); then the test restarts from nothing, so that a further shift raises it again.
+// Defaults: delta 0.1 (a tenth of a log unit, about 10% in run time, is noise), threshold
+// 100. Under no drift, up and down are reflected random walks with drift -delta: with a
+// residual spread of 1.5 log units the expected time to a false alarm is of the order of
+// 10^5-10^6 outcomes; a shift of +0.4 (jobs 1.5x slower) accumulates 0.3 per outcome and
+// raises the alarm after about 330 outcomes.
+#include <cstdint>
+
+#include "util/binary_io.hpp"
+
+namespace ttlpred::serve {
+
+struct DriftOptions {
+  double delta = 0.1;
+  double threshold = 100;
+  std::uint64_t min_outcomes = 30;
+};
+
+class PageHinkley {
+ public:
+  explicit PageHinkley(DriftOptions options = {});
+  // Adds one residual; true when it raised the alarm (the test has restarted).
+  bool add(double residual);
+  double up() const { return up_; }
+  double down() const { return down_; }
+  double mean() const { return mean_; }
+  std::uint64_t count() const { return n_; }
+  // The test as it stood when it last raised the alarm (before restarting).
+  struct Alarm {
+    double up = 0, down = 0, mean = 0;
+    std::uint64_t count = 0;
+  };
+  const Alarm& last_alarm() const { return last_alarm_; }
+  const DriftOptions& options() const { return options_; }
+
+  void write_state(BinaryWriter& w) const;
+  void read_state(BinaryReader& r);
+
+ private:
+  void reset();
+  DriftOptions options_;
+  std::uint64_t n_ = 0;
+  double mean_ = 0, up_ = 0, down_ = 0;
+  Alarm last_alarm_;
+};
+
+}  // namespace ttlpred::serve
