@@ -35,9 +35,11 @@ struct ServeOptions {
   std::uint64_t max_model_bytes = 1ull << 30;
   std::size_t history_capacity = 500000;
   std::size_t max_connections = 10000;
-  // aci: the method whose worst backtest split stays nearest the promise on every trace
-  // measured (docs/ACCURACY.md, "The chosen method"; docs/service.md, "Online calibration").
-  std::string calibration = "aci", calibration_key = "user";
+  // static by default: out of the box the service answers what `predict` and `eval` answer
+  // (one rule for every caller); `aci` is the method to deploy with outcomes flowing, the one
+  // whose worst backtest split stays nearest the promise on every trace measured
+  // (docs/ACCURACY.md, "The chosen method"; docs/service.md, "Online calibration").
+  std::string calibration = "static", calibration_key = "user";
   std::size_t recent_predictions = 500000;
   double drift_delta = serve::DriftOptions{}.delta, drift_threshold = serve::DriftOptions{}.threshold;
   int read_timeout_s = 5, keep_alive_timeout_s = 5;
