@@ -46,7 +46,8 @@ void add_window_kill_rates(report::HtmlPage& page, const Backtest& b) {
   report::Series target{"target alpha " + percent_text(o.alpha), {}, true, false};
   if (first <= last) target.points = {{first, o.alpha}, {last, o.alpha}};
   c.series.push_back(std::move(target));
-  c.notes = {"alpha " + percent_text(o.alpha) + ", windows of", ">= " + std::to_string(o.min_window_rows) + " scored jobs"};
+  c.notes = {"alpha " + percent_text(o.alpha) + ", windows of", ">= " + std::to_string(o.min_window_rows) + " scored jobs",
+             "lines overlap where", "methods agree"};
   page.add_chart(report::draw_line_chart(c),
                  "Share of the jobs submitted in each window that the safe TTL of each online calibration method kills, "
                  "at the headline alpha; each window is scored by the newest model trained before it began. Windows "
