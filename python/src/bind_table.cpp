@@ -6,18 +6,21 @@
 //    is checked before any row is built, and a bad one is refused with the field's name:
 //    an unknown name, a text column for a number field, an infinite number, a code outside
 //    the values. NaN stays "unknown", as an empty CSV cell is.
-// Rows are built through JobRecord and JobTable::append, the readers' own path, so a table
-// from columns is the table the CLI would have read from the same values.
+// The table is built by JobTable::append_columns, a column at a time (each distinct
+// category value interned once), which builds bit for bit the table the readers' row path
+// (JobTable::append) builds from the same values, so a table from columns is the table the
+// CLI would have read.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bindings.hpp"
+#include "data/job_table.hpp"
 #include "data/read_report.hpp"
 #include "data/schema.hpp"
 #include "data/trace_readers.hpp"
@@ -81,7 +84,9 @@ std::string field_message(const std::string& name, const std::string& problem) {
   return "column '" + name + "': " + problem;
 }
 
-InputColumn check_column(const std::string& name, const py::handle& value, std::size_t& rows) {
+// Checks what only Python can get wrong (a name that is no field, a column of the wrong
+// Python type); the values themselves are checked by JobTable::append_columns.
+InputColumn check_column(const std::string& name, const py::handle& value) {
   const auto field = field_by_name(name);
   if (!field) {
     std::string known;
@@ -89,7 +94,6 @@ InputColumn check_column(const std::string& name, const py::handle& value, std::
     throw Error(field_message(name, "not a field of the job schema (fields: " + known + ")"));
   }
   InputColumn col{*field, {}, {}, {}};
-  std::size_t n = 0;
   if (info(*field).kind == FieldKind::Number) {
     const py::array raw = py::array::ensure(value);
     if (!raw || raw.ndim() != 1) throw Error(field_message(name, "expected a one-dimensional numeric array"));
@@ -98,11 +102,6 @@ InputColumn check_column(const std::string& name, const py::handle& value, std::
       throw Error(field_message(name, "field '" + name + "' is a number, but the column's dtype is " +
                                           std::string(py::str(raw.dtype())) + " (convert it, or map another column)"));
     col.numbers = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(raw);
-    n = static_cast<std::size_t>(col.numbers.size());
-    const double* v = col.numbers.data();
-    for (std::size_t i = 0; i < n; ++i)
-      if (std::isinf(v[i]))
-        throw Error(field_message(name, "row " + std::to_string(i) + " is infinite (NaN means unknown; inf is refused)"));
   } else {
     if (!py::isinstance<py::tuple>(value) || py::len(value) != 2)
       throw Error(field_message(name, "field '" + name + "' is a category: expected (codes, values)"));
@@ -114,45 +113,34 @@ InputColumn check_column(const std::string& name, const py::handle& value, std::
         throw Error(field_message(name, "category values must be strings, got " + std::string(py::str(py::type::of(v)))));
       col.values.push_back(v.cast<std::string>());
     }
-    n = static_cast<std::size_t>(col.codes.size());
-    const std::int64_t* c = col.codes.data();
-    const auto count = static_cast<std::int64_t>(col.values.size());
-    for (std::size_t i = 0; i < n; ++i)
-      if (c[i] < -1 || c[i] >= count)
-        throw Error(field_message(name, "row " + std::to_string(i) + " has code " + std::to_string(c[i]) + " outside -1.." +
-                                            std::to_string(count - 1)));
   }
-  if (rows != static_cast<std::size_t>(-1) && n != rows)
-    throw Error(field_message(name, "has " + std::to_string(n) + " rows, the other columns " + std::to_string(rows)));
-  rows = n;
   return col;
 }
 
 Table table_from_columns(const py::dict& columns, const std::string& format, const std::string& name) {
   std::vector<InputColumn> cols;
-  std::size_t rows = static_cast<std::size_t>(-1);
   for (const auto& [key, value] : columns) {
     if (!py::isinstance<py::str>(key)) throw Error("column names must be strings (schema field names)");
-    cols.push_back(check_column(key.cast<std::string>(), value, rows));
+    cols.push_back(check_column(key.cast<std::string>(), value));
   }
   if (cols.empty()) throw Error("no columns: give at least one field of the job schema");
+  // Views into the arrays and strings above, which outlive the append.
+  std::vector<NumberColumnIn> numbers;
+  std::vector<CategoryColumnIn> categories;
+  std::vector<std::vector<std::string_view>> value_views;
+  value_views.reserve(cols.size());
+  for (const InputColumn& c : cols) {
+    if (info(c.field).kind == FieldKind::Number) {
+      numbers.push_back({c.field, {c.numbers.data(), static_cast<std::size_t>(c.numbers.size())}});
+    } else {
+      value_views.emplace_back(c.values.begin(), c.values.end());
+      categories.push_back({c.field, {c.codes.data(), static_cast<std::size_t>(c.codes.size())}, value_views.back()});
+    }
+  }
   auto table = std::make_shared<JobTable>();
   {
     py::gil_scoped_release release;
-    table->reserve(rows);
-    JobRecord r;
-    for (std::size_t i = 0; i < rows; ++i) {
-      r.clear();
-      for (const InputColumn& c : cols) {
-        if (info(c.field).kind == FieldKind::Number) {
-          r[c.field] = c.numbers.data()[i];
-        } else {
-          const std::int64_t code = c.codes.data()[i];
-          if (code >= 0) r.text(c.field) = c.values[static_cast<std::size_t>(code)];
-        }
-      }
-      table->append(r);
-    }
+    table->append_columns(numbers, categories);
   }
   return Table{std::move(table), format, name};
 }

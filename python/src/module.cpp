@@ -16,4 +16,6 @@ PYBIND11_MODULE(_core, m) {
   ttlpred::python::bind_table(m);
   ttlpred::python::bind_predictor(m);
   ttlpred::python::bind_pipeline(m);
+  ttlpred::python::bind_backtest(m);
+  ttlpred::python::bind_simulate(m);
 }

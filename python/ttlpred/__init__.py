@@ -27,8 +27,8 @@ Table = _core.Table
 __version__ = _core.__version__
 schema = _core.schema
 
-__all__ = ["Error", "Table", "Predictor", "read_trace", "read_parquet", "to_table", "train", "evaluate", "schema",
-           "__version__"]
+__all__ = ["Error", "Table", "Predictor", "read_trace", "read_parquet", "to_table", "train", "evaluate", "backtest",
+           "simulate", "schema", "__version__"]
 
 
 def read_trace(path: str, format: str = "auto", as_frame: bool = True):
@@ -64,8 +64,12 @@ def read_parquet(path: str, columns: Optional[Mapping[str, str]] = None):
     return frame
 
 
+def _is_path(data: Any) -> bool:
+    return isinstance(data, (str, bytes)) or hasattr(data, "__fspath__")
+
+
 def _as_table(data: Any, columns: Optional[Mapping[str, str]] = None):
-    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+    if _is_path(data):
         return _core.read_trace(str(data), "auto")[0]
     return to_table(data, columns)
 
@@ -143,3 +147,49 @@ def evaluate(model: Any, data: Any, split: float = 0.8, columns: Optional[Mappin
         per_job = pd.DataFrame(per_job)
     result["per_job"] = per_job
     return result
+
+
+def _data_name(data: Any, table) -> str:
+    """What the commands' JSON calls the trace: the path as given, as ``--data`` would be."""
+    return str(data) if _is_path(data) else table.name
+
+
+def backtest(data: Any, columns: Optional[Mapping[str, str]] = None, **options: Any) -> Dict[str, Any]:
+    """``ttlpred backtest --json``: at each split point a model is trained from scratch and
+    scores the jobs up to the next split, with every online calibration method.
+
+    ``options`` are the command's long options without dashes, parsed by the command's own
+    declaration (same defaults, same checks): ``splits=[0.5, 0.7, 0.9]`` (or "0.5,0.7,0.9"),
+    ``alphas``, ``alpha``, ``methods``, ``method``, ``target_scale``, ``gamma``, ``key``,
+    ``window_days``, ``min_window_rows``, ``epochs``, ``seed``, ``max_ttl``, ``min_seconds``,
+    ``out`` (a folder: report.html is written there). An unknown option raises
+    ``ttlpred.Error``. Returns the command's JSON object as a dict (``"data"``: the path as
+    given, or the table's name).
+    """
+    table = _as_table(data, columns)
+    return json.loads(_core.backtest(table, _data_name(data, table), _options(options)))
+
+
+def simulate(data: Any, columns: Optional[Mapping[str, str]] = None, **options: Any) -> Dict[str, Any]:
+    """``ttlpred simulate --json``: a JAliEn-style broker or a batch scheduler replayed on the
+    jobs after ``split`` with a TTL policy (docs/SIMULATION.md).
+
+    ``options`` are the command's long options without dashes, parsed by the command's own
+    declaration: ``scheduler`` ("jalien", "fcfs", "easy", "easy++"), ``ttl``, ``model`` (a
+    model file path, or a Predictor: its path is used, loaded with this call's ``variant``,
+    ``isa``, ``alpha``), ``split``, ``procs``, ``load``, ``pilot_gap``, ``proxy_lifetime``,
+    ``max_retries``, ``default_ttl``, ``seed``, ``max_ttl``, ``min_seconds``, ``out`` (a
+    folder: schedule.csv, timeseries.csv, report.html). A batch machine's size comes from
+    ``procs`` or, for an SWF file path, its MaxProcs header. Returns the command's JSON
+    object as a dict.
+    """
+    if isinstance(options.get("model"), Predictor):
+        options["model"] = options["model"].path
+    table = _as_table(data, columns)
+    header = str(data) if _is_path(data) else ""
+    return json.loads(_core.simulate(table, _data_name(data, table), header, _options(options)))
+
+
+def _options(options: Mapping[str, Any]) -> Dict[str, Any]:
+    """Paths as text; everything else as given (the C++ side checks it)."""
+    return {k: (str(v) if hasattr(v, "__fspath__") else v) for k, v in options.items()}

@@ -5,7 +5,8 @@ export job tables from Slurm ``sacct``, PBS accounting or a database, which reac
 pandas DataFrame (or a dict of NumPy arrays). This module only *reshapes* such columns for
 ``_core.Table.from_columns`` (numbers as float64, categories as integer codes plus their
 string values, without a per-row Python loop); the C++ side checks every value and refuses a
-bad column with the field's name, and builds rows with the readers' own code.
+bad column with the field's name, and builds, a column at a time, the same table
+the readers' row-by-row code would build from these values.
 """
 from __future__ import annotations
 

@@ -19,12 +19,6 @@ namespace {
 using report::Axis;
 using report::Point;
 
-std::string percent_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g%%", 100 * v);
-  return buf;
-}
-
 // The scored rows' outcome columns (run time and request) as floats, as metrics take them.
 struct ScoredOutcomes {
   std::vector<float> wall, requested;
@@ -56,6 +50,12 @@ double quantile(std::vector<double> sorted, double q) {
 constexpr double kKillFloor = 1e-4;
 
 }  // namespace
+
+std::string percent_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g%%", 100 * v);
+  return buf;
+}
 
 const std::vector<double>& report_alphas() {
   static const std::vector<double> alphas = {0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2};

@@ -1,7 +1,8 @@
 #pragma once
 // The charts of report.html drawn from an evaluation, shared by `ttlpred report` and
-// `ttlpred pipeline` (and meant for `backtest` and `simulate`, which add their own
-// time-series charts with report/line_chart.hpp). Each function adds one figure with its
+// `ttlpred pipeline`, and what every report page shares (writing it, percentages);
+// `backtest` and `simulate` add their own time-series charts (backtest_figures.hpp,
+// simulate_figures.hpp). Each function adds one figure with its
 // caption to the page; the numbers come from the same evaluation the text reports print.
 #include <string>
 #include <vector>
@@ -26,6 +27,9 @@ struct KillRateCurves {
   std::vector<KillRatePoint> request_rule;  // factor x the job's request (empty without requests)
   double alpha = 0;                         // the alpha the report was made at
 };
+
+// A share as the figures' captions and notes write it: 0.01 -> "1%".
+std::string percent_text(double v);
 
 // The alphas the calibration curve is drawn at.
 const std::vector<double>& report_alphas();

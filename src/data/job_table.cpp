@@ -3,8 +3,19 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
+#include <string>
+
+#include "util/error.hpp"
 
 namespace ttlpred {
+namespace {
+
+std::string column_message(Field f, const std::string& problem) {
+  return "column '" + std::string(info(f).name) + "': " + problem;
+}
+
+}  // namespace
 
 std::uint32_t Dictionary::intern(std::string_view s) {
   if (auto it = index_.find(s); it != index_.end()) return it->second;
@@ -42,6 +53,56 @@ void JobTable::append(const JobRecord& r) {
     codes_[k].push_back(code);
   }
   ++rows_;
+}
+
+void JobTable::append_columns(std::span<const NumberColumnIn> numbers, std::span<const CategoryColumnIn> categories) {
+  std::optional<std::size_t> n;
+  std::array<bool, kNumFields> given{};
+  const auto claim = [&](Field f, FieldKind kind, std::size_t length) {
+    if (info(f).kind != kind)
+      throw Error(column_message(f, kind == FieldKind::Number ? "given as numbers, but the field is a category"
+                                                               : "given as categories, but the field is a number"));
+    if (given[index_of(f)]) throw Error(column_message(f, "given twice"));
+    given[index_of(f)] = true;
+    if (n && length != *n)
+      throw Error(column_message(f, "has " + std::to_string(length) + " rows, the other columns " + std::to_string(*n)));
+    n = length;
+  };
+  for (const NumberColumnIn& c : numbers) {
+    claim(c.field, FieldKind::Number, c.values.size());
+    for (std::size_t i = 0; i < c.values.size(); ++i)
+      if (std::isinf(c.values[i]))
+        throw Error(column_message(c.field, "row " + std::to_string(i) + " is infinite (NaN means unknown; inf is refused)"));
+  }
+  for (const CategoryColumnIn& c : categories) {
+    claim(c.field, FieldKind::Category, c.codes.size());
+    const auto count = static_cast<std::int64_t>(c.values.size());
+    for (std::size_t i = 0; i < c.codes.size(); ++i)
+      if (c.codes[i] < -1 || c.codes[i] >= count)
+        throw Error(column_message(c.field, "row " + std::to_string(i) + " has code " + std::to_string(c.codes[i]) +
+                                                " outside -1.." + std::to_string(count - 1)));
+  }
+  if (!n) return;
+  const std::size_t base = rows_, rows = *n;
+  // Every column grows by `rows` unknowns first; the given ones are then overwritten.
+  for (std::size_t k : kNumberFieldIndices) num_[k].resize(base + rows, kMissingNumber);
+  for (std::size_t k : kCategoryFieldIndices) codes_[k].resize(base + rows, kMissingCode);
+  for (const NumberColumnIn& c : numbers)
+    std::copy(c.values.begin(), c.values.end(), num_[index_of(c.field)].begin() + static_cast<std::ptrdiff_t>(base));
+  constexpr std::uint32_t kNotSeen = kMissingCode - 1;
+  for (const CategoryColumnIn& c : categories) {
+    const auto k = index_of(c.field);
+    // A value is interned when its first row comes, so codes are numbered as append() numbers them.
+    std::vector<std::uint32_t> code_of(c.values.size(), kNotSeen);
+    std::uint32_t* out = codes_[k].data() + base;
+    for (std::size_t i = 0; i < rows; ++i) {
+      if (c.codes[i] < 0) continue;
+      const auto v = static_cast<std::size_t>(c.codes[i]);
+      if (code_of[v] == kNotSeen) code_of[v] = c.values[v].empty() ? kMissingCode : dicts_[k].intern(c.values[v]);
+      out[i] = code_of[v];
+    }
+  }
+  rows_ = base + rows;
 }
 
 void JobTable::record(std::size_t i, JobRecord& out) const {

@@ -56,6 +56,17 @@ class Dictionary {
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> index_;
 };
 
+// Whole columns for JobTable::append_columns (views: the caller keeps the data alive).
+struct NumberColumnIn {
+  Field field;
+  std::span<const double> values;  // NaN = unknown; an infinity is refused
+};
+struct CategoryColumnIn {
+  Field field;
+  std::span<const std::int64_t> codes;        // per row, an index into `values`; -1 = unknown
+  std::span<const std::string_view> values;   // "" = unknown, as an empty CSV cell
+};
+
 class JobTable {
  public:
   std::size_t rows() const { return rows_; }
@@ -63,6 +74,14 @@ class JobTable {
 
   // Appends one row; unknown values stay missing.
   void append(const JobRecord& r);
+  // Appends whole columns at once, for callers that hold data by column (a DataFrame): the
+  // same table append() builds from the same values row by row, bit for bit (each
+  // dictionary still grows in order of first appearance), but each distinct category value
+  // is hashed once instead of once per row. Fields not given stay unknown. Every column is
+  // checked before the table changes; a bad one throws Error naming the column (the field)
+  // and the row: an infinite number, a code outside `values`, a column whose length differs
+  // from the first one's, a field given twice or as the other kind.
+  void append_columns(std::span<const NumberColumnIn> numbers, std::span<const CategoryColumnIn> categories);
   // Fills `out` with row i (category views point into this table's dictionaries).
   void record(std::size_t i, JobRecord& out) const;
 

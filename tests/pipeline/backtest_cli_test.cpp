@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -53,6 +55,35 @@ TEST(BacktestCommand, ScoresEachWindowOnceWithEveryMethod) {
     ASSERT_EQ(s["simple_rule"].size(), 4u);
   }
   EXPECT_EQ(j["summary"].size(), 10u);
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(BacktestCommand, OutWritesTheReportPage) {
+  const std::string trace = small_trace();
+  if (trace.empty()) GTEST_SKIP() << "build the ttlpred target to run this test";
+  const std::string dir = test::temp_dir() + "/bt-report";
+  std::string out;
+  ASSERT_EQ(test::run_cli("backtest --data '" + trace + "' --splits 0.6,0.8 --epochs 1 --window-days 2 --min-window-rows 50 "
+                          "--methods static,aci --out '" + dir + "'", &out), 0)
+      << out;
+  std::ifstream in(dir + "/report.html");
+  ASSERT_TRUE(in) << out;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string html = ss.str();
+  EXPECT_EQ(count_of(html, "<svg"), 3u);
+  // Each title twice: the drawn heading and the SVG's <title> (what a screen reader says).
+  EXPECT_EQ(count_of(html, ">Kill rate per 2-day window<"), 2u);
+  EXPECT_EQ(count_of(html, ">Kill rate per split<"), 2u);
+  EXPECT_EQ(count_of(html, ">Run-time error per split<"), 2u);
+  EXPECT_EQ(count_of(html, ">0.60-0.80<"), 2u);  // a category of both per-split charts
+  EXPECT_EQ(count_of(html, ">aci<"), 2u);        // legend of the window and per-split kill-rate charts
+  EXPECT_EQ(count_of(html, "<script"), 0u);
 }
 
 TEST(BacktestCommand, RefusesBadOptionsNamingThem) {

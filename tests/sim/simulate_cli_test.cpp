@@ -2,7 +2,10 @@
 // writes, and the errors it gives.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <regex>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -78,6 +81,33 @@ TEST(SimulateCli, BrokerRunsOnAGeneratedTrace) {
       EXPECT_EQ(j["cpu_hours_lost_to_kills"].get<double>(), 0);
     }
   }
+}
+
+TEST(SimulateCli, OutWritesTheReportPageOfTheHourlySeries) {
+  const std::string dir = test::temp_dir();
+  std::string out;
+  int rc = test::run_cli("generate --jobs 2000 --seed 4 --out '" + dir + "/t.csv'", &out);
+  REQUIRE_CLI(rc, out);
+  ASSERT_EQ(rc, 0) << out;
+  rc = test::run_cli("simulate --data '" + dir + "/t.csv' --scheduler jalien --ttl static --out '" + dir + "/sim'", &out);
+  ASSERT_EQ(rc, 0) << out;
+  std::ifstream in(dir + "/sim/report.html");
+  ASSERT_TRUE(in) << out;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string html = ss.str();
+  for (const char* title : {">Utilization per hour<", ">Queue length per hour<", ">Wasted core-hours per hour<"})
+    EXPECT_NE(html.find(title), std::string::npos) << title;
+  // One line per chart, one point per hour of timeseries.csv (its header aside).
+  const std::regex line("<polyline[^>]*points=\"([^\"]*)\"");
+  std::size_t charts = 0;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), line); it != std::sregex_iterator(); ++it, ++charts) {
+    const std::string points = (*it)[1];
+    EXPECT_EQ(static_cast<std::size_t>(std::count(points.begin(), points.end(), ',')),  // one "x,y" per point
+              count_lines(dir + "/sim/timeseries.csv") - 1);
+  }
+  EXPECT_EQ(charts, 3u);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
 }
 
 TEST(SimulateCli, ClearErrors) {

@@ -1,0 +1,86 @@
+#include "cli/backtest_run.hpp"
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+#include "util/error.hpp"
+
+namespace ttlpred::cli {
+namespace {
+
+// "0.5,0.6" -> {0.5, 0.6}; throws Error naming the option and the item that is no number.
+std::vector<double> parse_number_list(const std::string& text, const char* option) {
+  std::vector<double> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size()) throw Error(std::string(option) + ": '" + item + "' is not a number");
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<OnlineMethod> parse_methods(const std::string& text) {
+  std::vector<OnlineMethod> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(online_method_from_name(item));
+  return out;
+}
+
+}  // namespace
+
+void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o) {
+  cmd.add_option("--splits", o.splits, "ascending split points (fractions of the eligible jobs in submit order)")
+      ->capture_default_str();
+  cmd.add_option("--alphas", o.alphas, "target kill rates of the tightness sweep")->capture_default_str();
+  cmd.add_option("--alpha", o.alpha, "the headline target kill rate (tables, flags, windows)")->capture_default_str();
+  cmd.add_option("--methods", o.methods, "calibration methods to compare: static, rolling, aci, multi-aci, mondrian")
+      ->capture_default_str();
+  cmd.add_option("--method", o.method, "the method whose per-window kill rates --windows lists")->capture_default_str();
+  cmd.add_option("--target-scale", o.online.target_scale,
+                 "aci, multi-aci, mondrian: the level follows this fraction of alpha in kills")
+      ->capture_default_str();
+  cmd.add_option("--gamma", o.online.gamma, "aci, mondrian: learning rate of the level")->capture_default_str();
+  cmd.add_option("--key", o.key, "mondrian calibration key: a categorical job field (user, queue, job_type ...)")
+      ->capture_default_str();
+  cmd.add_option("--window-days", o.window_days, "length of the kill-rate windows, in days of submit time")
+      ->capture_default_str();
+  cmd.add_option("--min-window-rows", o.min_window_rows, "windows with fewer scored jobs are not summarized")
+      ->capture_default_str();
+  cmd.add_option("--epochs", o.epochs, "maximum training epochs per split (0: the trainer's default)")
+      ->capture_default_str();
+  cmd.add_option("--seed", o.seed, "training seed")->capture_default_str();
+  add_bound_options(cmd, o.bounds);
+  cmd.add_option("--out", o.out, "also write DIR/report.html: kill rate per window and per split, RMSE per split");
+}
+
+Backtest run_backtest(const JobTable& trace, const BacktestCliOptions& o, const BacktestProgress& progress) {
+  BacktestOptions b;
+  b.splits = parse_number_list(o.splits, "--splits");
+  b.alphas = parse_number_list(o.alphas, "--alphas");
+  b.alpha = o.alpha;
+  if (std::find(b.alphas.begin(), b.alphas.end(), b.alpha) == b.alphas.end()) b.alphas.push_back(b.alpha);
+  std::sort(b.alphas.begin(), b.alphas.end());
+  b.methods = parse_methods(o.methods);
+  b.default_method = online_method_from_name(o.method);
+  b.key_column = o.key;
+  b.online = o.online;
+  b.window_days = o.window_days;
+  b.min_window_rows = o.min_window_rows;
+  if (o.epochs > 0) b.fit.train.max_epochs = o.epochs;
+  b.fit.train.seed = o.seed;
+  b.predictor.max_ttl_s = o.bounds.max_ttl_s;
+  b.predictor.min_seconds = o.bounds.min_seconds;
+  return ttlpred::run_backtest(trace, b, progress);
+}
+
+}  // namespace ttlpred::cli

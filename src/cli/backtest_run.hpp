@@ -1,0 +1,34 @@
+#pragma once
+// `ttlpred backtest` without its input and output: the options (declared on a CLI11 command,
+// so `ttlpred backtest` and the Python binding `ttlpred.backtest` parse the same options
+// with the same defaults and checks) and the run on a job table already read.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/cli_common.hpp"
+#include "pipeline/backtest.hpp"
+
+namespace ttlpred::cli {
+
+struct BacktestCliOptions {
+  std::string splits = "0.5,0.6,0.7,0.8,0.9", alphas = "0.005,0.01,0.02,0.05",
+              methods = "static,rolling,aci,multi-aci,mondrian", method = "aci", key = "user", out;
+  double alpha = 0.01, window_days = 7;
+  OnlineCalibrationOptions online;
+  std::size_t min_window_rows = 1000;
+  std::uint32_t epochs = 0;
+  std::uint64_t seed = 1;
+  BoundOptions bounds;
+};
+
+// Every option of the computation, and --out (the report folder); not --data, --json or
+// --windows, which are the program's input and text output.
+void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o);
+
+// Parses the lists and runs the backtest; throws Error naming the option of a bad list item.
+Backtest run_backtest(const JobTable& trace, const BacktestCliOptions& o, const BacktestProgress& progress = {});
+
+}  // namespace ttlpred::cli

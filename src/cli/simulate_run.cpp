@@ -1,0 +1,136 @@
+#include "cli/simulate_run.hpp"
+
+#include <chrono>
+#include <cstdio>
+
+#include "cli/simulate_figures.hpp"
+#include "sim/policy_table.hpp"
+#include "sim/sim_input.hpp"
+#include "sim/sim_output.hpp"
+#include "sim/swf_header.hpp"
+#include "util/error.hpp"
+
+namespace ttlpred::cli {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+sim::GridOptions grid_options(const SimulateCliOptions& o) {
+  sim::GridOptions g;
+  g.load = o.load;
+  g.pilot_gap_s = o.pilot_gap;
+  g.proxy_lifetime_s = o.proxy_lifetime;
+  g.max_retries = o.max_retries;
+  g.default_ttl_s = o.default_ttl;
+  g.seed = o.seed;
+  return g;
+}
+
+}  // namespace
+
+void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
+  cmd.add_option("--scheduler", o.scheduler, "jalien (ALICE pull broker), fcfs, easy or easy++ (batch cluster)")->capture_default_str();
+  cmd.add_option("--ttl", o.ttl, "TTL / run-time estimate policy: static, model, oracle (jalien); request, last2, model, oracle (batch)")
+      ->capture_default_str();
+  cmd.add_option("--model", o.model, "model file (for --ttl model)");
+  cmd.add_option("--split", o.split, "simulate the jobs after this fraction in submit order (the part a model trained with it never saw); 0: all")
+      ->capture_default_str();
+  cmd.add_option("--procs", o.procs, "batch machine size (default: the SWF header's MaxProcs)");
+  cmd.add_option("--load", o.load, "jalien: pilot slot cores = offered load / this")->capture_default_str();
+  cmd.add_option("--pilot-gap", o.pilot_gap, "jalien: mean seconds before an emptied slot gets a new pilot")->capture_default_str();
+  cmd.add_option("--proxy-lifetime", o.proxy_lifetime, "jalien: proxy lifetime cap on a pilot's time left (s; 0: none)")->capture_default_str();
+  cmd.add_option("--max-retries", o.max_retries, "jalien: resubmissions of a killed job")->capture_default_str();
+  cmd.add_option("--default-ttl", o.default_ttl, "jalien: static TTL of a job without one (JAliEn: 21600 s)")->capture_default_str();
+  cmd.add_option("--seed", o.seed, "jalien: seed of slots and pilot arrivals")->capture_default_str();
+  cmd.add_option("--variant", o.variant, "engine variant, or auto")->capture_default_str();
+  cmd.add_option("--isa", o.isa, "pin an instruction set");
+  cmd.add_option("--alpha", o.alpha, "target kill rate of the safe TTL")->capture_default_str();
+  add_bound_options(cmd, o.bounds);
+  cmd.add_option("--out", o.out,
+                 "write DIR/schedule.csv (per job), DIR/timeseries.csv (per hour) and DIR/report.html (the hourly series drawn)");
+}
+
+std::optional<Predictor> load_simulate_model(const SimulateCliOptions& o) {
+  const bool grid = o.scheduler == "jalien";
+  if (!grid && o.scheduler != "fcfs" && o.scheduler != "easy" && o.scheduler != "easy++")
+    throw Error("simulate: --scheduler must be jalien, fcfs, easy or easy++, got '" + o.scheduler + "'");
+  const bool batch_policy = o.ttl == "request" || o.ttl == "last2" || o.ttl == "model" || o.ttl == "oracle";
+  const bool grid_policy = o.ttl == "static" || o.ttl == "model" || o.ttl == "oracle";
+  if (grid ? !grid_policy : !batch_policy)
+    throw Error("simulate: --ttl " + o.ttl + " does not apply to --scheduler " + o.scheduler +
+                (grid ? " (jalien takes static, model, oracle)" : " (fcfs, easy, easy++ take request, last2, model, oracle)"));
+  if (o.ttl == "model" && o.model.empty()) throw Error("simulate: --ttl model needs --model");
+  std::optional<Predictor> predictor;
+  if (!o.model.empty()) predictor.emplace(Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds)));
+  return predictor;
+}
+
+nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Predictor>& predictor, SimulateInput input,
+                            const SimulateProgress& progress) {
+  const auto say = [&](const char* format, auto... args) {
+    if (!progress) return;
+    char line[400];
+    std::snprintf(line, sizeof line, format, args...);
+    progress(line);
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool grid = o.scheduler == "jalien";
+  if (predictor) check_model_fits_trace(*predictor, o.model, input.trace, input.format, false);
+  if (o.ttl == "model" && o.split < predictor->model().provenance.split)
+    say("simulate: WARNING: --split %.2f is below the model's training split %.2f: on its own training trace, the "
+        "simulated jobs include jobs the model learned from", o.split, predictor->model().provenance.split);
+  const sim::SimTrace st = sim::prepare_trace(std::move(input.trace), o.split, o.ttl == "model" ? &*predictor : nullptr);
+  say("simulate: %zu jobs after the %.2f split%s (%.1f s)", st.rows(), o.split, o.ttl == "model" ? ", predicted" : "",
+      seconds_since(t0));
+
+  nlohmann::json j;
+  j["scheduler"] = o.scheduler;
+  j["policy"] = o.ttl;
+  j["trace"] = input.data;
+  j["split"] = o.split;
+  const auto t_sim = std::chrono::steady_clock::now();
+  std::vector<sim::HourSample> hours;
+  if (grid) {
+    const auto policy = o.ttl == "static" ? sim::GridTtl::Static : o.ttl == "model" ? sim::GridTtl::Model : sim::GridTtl::Oracle;
+    const auto jobs = sim::grid_jobs(st, policy, o.default_ttl);
+    const sim::GridConfig cfg = sim::grid_config(st, policy, grid_options(o));
+    double cores = 0;
+    for (const auto& s : cfg.slots) cores += s.cores;
+    say("simulate: %zu pilot slots, %.0f cores (load %.2f)", cfg.slots.size(), cores, o.load);
+    sim::GridResult r = sim::simulate_jalien(jobs, cfg);
+    j["slots"] = cfg.slots.size();
+    j["cores"] = cores;
+    j["seed"] = o.seed;
+    j.update(sim::metrics_json(r.metrics));
+    if (!o.out.empty()) sim::write_grid_outputs(o.out, jobs, r);
+    hours = std::move(r.hours);
+  } else {
+    int procs = o.procs;
+    if (procs <= 0 && input.format == "swf" && !input.swf_header.empty())
+      procs = sim::swf_max_procs(input.swf_header).value_or(0);
+    if (procs <= 0) throw Error("simulate: the machine size is unknown: the trace has no MaxProcs header, give --procs");
+    sim::BatchConfig cfg;
+    cfg.machine_procs = procs;
+    cfg.policy = o.scheduler == "fcfs" ? sim::BatchPolicy::Fcfs : o.scheduler == "easy" ? sim::BatchPolicy::Easy : sim::BatchPolicy::EasyPlusPlus;
+    cfg.estimator = o.ttl == "request" ? sim::Estimator::Request : o.ttl == "last2" ? sim::Estimator::Last2
+                    : o.ttl == "model" ? sim::Estimator::Model : sim::Estimator::Oracle;
+    const auto jobs = sim::batch_jobs(st);
+    sim::BatchResult r = sim::simulate_batch(jobs, cfg);
+    j["procs"] = procs;
+    j.update(sim::metrics_json(r.metrics));
+    if (!o.out.empty()) sim::write_batch_outputs(o.out, jobs, r);
+    hours = std::move(r.hours);
+  }
+  j["simulate_seconds"] = seconds_since(t_sim);
+  say("simulate: simulated in %.2f s", seconds_since(t_sim));
+  if (!o.out.empty()) {
+    write_simulate_report(j, hours, o.out);
+    say("simulate: wrote %s/schedule.csv, %s/timeseries.csv and %s/report.html", o.out.c_str(), o.out.c_str(),
+        o.out.c_str());
+  }
+  return j;
+}
+
+}  // namespace ttlpred::cli

@@ -1,0 +1,50 @@
+#pragma once
+// `ttlpred simulate` without its input and output: the options (declared on a CLI11
+// command, so `ttlpred simulate` and the Python binding `ttlpred.simulate` parse the same
+// options with the same defaults and checks) and the run on a job table already read,
+// returning the object `simulate --json` prints.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_common.hpp"
+#include "data/job_table.hpp"
+#include "predict/predictor.hpp"
+
+namespace ttlpred::cli {
+
+struct SimulateCliOptions {
+  std::string scheduler = "easy", ttl = "request", model, out, variant = "auto", isa;
+  double split = 0.8, alpha = 0.01, load = 0.95, pilot_gap = 300, proxy_lifetime = 0, default_ttl = 21600;
+  int procs = 0, max_retries = 2;
+  std::uint64_t seed = 1;
+  BoundOptions bounds;
+};
+
+// Every option but --data and --json (the program's input and output format).
+void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o);
+
+// The --model of `o` loaded after the options are checked (a scheduler and --ttl that do
+// not go together, --ttl model without --model: Error); empty without --model.
+std::optional<Predictor> load_simulate_model(const SimulateCliOptions& o);
+
+// Where the jobs come from: `data` is the trace as the user named it (the JSON's "trace");
+// `swf_header` the file whose MaxProcs header sizes a batch machine without --procs ("" for
+// jobs that come from no file).
+struct SimulateInput {
+  JobTable trace;
+  std::string format, data, swf_header;
+};
+
+using SimulateProgress = std::function<void(const std::string& line)>;
+
+// Simulates; with --out also writes DIR/schedule.csv, DIR/timeseries.csv and DIR/report.html.
+// `predictor`: what load_simulate_model(o) returned.
+nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Predictor>& predictor, SimulateInput input,
+                            const SimulateProgress& progress = {});
+
+}  // namespace ttlpred::cli
