@@ -184,6 +184,9 @@ std::string Metrics::render(const Gauges& g) const {
   out += "# HELP ttlpred_journal_outcomes_since_snapshot Outcomes a restart would replay.\n"
          "# TYPE ttlpred_journal_outcomes_since_snapshot gauge\n";
   line(out, "ttlpred_journal_outcomes_since_snapshot", "", static_cast<double>(g.journal_since_snapshot));
+  out += "# HELP ttlpred_snapshot_failures_total History snapshots that could not be written (retried with the "
+         "next batch; the journal keeps the outcomes).\n# TYPE ttlpred_snapshot_failures_total counter\n";
+  line(out, "ttlpred_snapshot_failures_total", "", static_cast<double>(g.snapshot_failures));
   render_learning(out, g);
   return out;
 }

@@ -38,6 +38,7 @@ class Metrics {
     std::uint64_t history_capacity = 0;
     std::uint64_t history_evicted = 0;
     std::uint64_t journal_since_snapshot = 0;
+    std::uint64_t snapshot_failures = 0;
     // What the service learns from outcomes (docs/service.md, "Online calibration" and "Live quality").
     std::string calibration_method = "static";
     double calibration_level = 0;

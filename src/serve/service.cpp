@@ -297,7 +297,15 @@ void Service::save_snapshot(const std::string& history_path) const {
   w.put<std::uint8_t>(calibrator_ ? 1 : 0);
   if (calibrator_) calibrator_->write_state(w);
   write_file_atomic(path, seal_container(kLearnedMagic, kLearnedVersion, w.bytes()));
-  history_->save(history_path);
+  try {
+    history_->save(history_path);
+  } catch (...) {
+    // A learned state without its history is never read (the history names the snapshot);
+    // removed so that a failed snapshot leaves the folder as it found it.
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+    throw;
+  }
 }
 
 void Service::load_learned(const std::string& path, const std::shared_ptr<const LoadedModel>& model) {
@@ -544,6 +552,7 @@ Reply Service::outcomes(std::string_view body) {
         } catch (const std::exception& e) {
           // The outcomes are journaled and applied: acknowledge them. The journal keeps
           // growing until a snapshot succeeds.
+          ++snapshot_failures_;
           log_event("error", "snapshot_failed",
                     {{"message", std::string("history snapshot failed (will retry): ") + e.what()}});
         }
@@ -610,6 +619,7 @@ Reply Service::metrics_text() const {
   {
     std::lock_guard order(outcomes_mutex_);
     g.journal_since_snapshot = journal_ ? journal_->since_snapshot() : 0;
+    g.snapshot_failures = snapshot_failures_;
     g.matched = matched_;
     g.unmatched_no_id = unmatched_no_id_;
     g.unmatched_unknown = unmatched_unknown_;

@@ -169,6 +169,7 @@ class Service {
   bool drift_raised_ = false;  // since the last alarm, until a model reload
   std::uint64_t drift_alarms_ = 0;
   std::uint64_t matched_ = 0, unmatched_no_id_ = 0, unmatched_unknown_ = 0, unmatched_older_ = 0;
+  std::uint64_t snapshot_failures_ = 0;  // history snapshots that could not be written
   std::uint64_t calibration_outcomes_ = 0;
 
   std::atomic<bool> ready_{false};

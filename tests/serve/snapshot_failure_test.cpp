@@ -68,13 +68,16 @@ TEST(ServeSnapshotFailure, IsLoggedRetriedWithTheNextBatchAndLosesNothingOnResta
       ASSERT_EQ(r.status, 200) << r.body;
       EXPECT_EQ(json::parse(r.body)["accepted"], 4);
       EXPECT_EQ(json::parse(r.body)["durable"], true);
-      EXPECT_NE(log.find("ttlpred serve: history snapshot failed (will retry): "), std::string::npos) << log;
+      EXPECT_NE(log.find("\"level\":\"error\",\"event\":\"snapshot_failed\""), std::string::npos) << log;
+      EXPECT_NE(log.find("history snapshot failed (will retry): "), std::string::npos) << log;
       EXPECT_NE(log.find("snapshot-2.hist"), std::string::npos) << log;  // names what could not be written
       // Not written, so the journal keeps every outcome and a restart would replay them all.
       EXPECT_EQ(metric(s.metrics_text().body, "ttlpred_journal_outcomes_since_snapshot"), 4.0 * (b + 1));
+      EXPECT_EQ(metric(s.metrics_text().body, "ttlpred_snapshot_failures_total"), b + 1.0);
     }
     EXPECT_EQ(s.history_observed(), 8u);
-    // The half-written snapshot's temp file is gone; the journal is where it was.
+    // The half-written snapshot's temp file is gone, and so is the learned state written
+    // before it; the journal is where it was.
     EXPECT_EQ(folder_listing(dir), (std::vector<std::string>{"journal-1.jsonl", "lock", "snapshot-2.hist"}));
     before = s.predict(body).body;
   }
@@ -90,7 +93,8 @@ TEST(ServeSnapshotFailure, IsLoggedRetriedWithTheNextBatchAndLosesNothingOnResta
     ASSERT_EQ(s.outcomes(outcome_batch(4, 2)).status, 200);
     EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
     EXPECT_EQ(metric(s.metrics_text().body, "ttlpred_journal_outcomes_since_snapshot"), 0.0);
-    EXPECT_EQ(folder_listing(dir), (std::vector<std::string>{"journal-2.jsonl", "lock", "snapshot-2.hist"}));
+    EXPECT_EQ(folder_listing(dir),
+              (std::vector<std::string>{"journal-2.jsonl", "lock", "snapshot-2.hist", "snapshot-2.learn"}));
     before = s.predict(body).body;
   }
   serve::Service again(snapshot_every(dir, 3));
