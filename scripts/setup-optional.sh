@@ -12,9 +12,11 @@ extra=()
 [ -w "$("$python" -c 'import site,sys; print(sys.prefix)')" ] && extra=()
 "$python" -m pip install --quiet "${extra[@]}" "onnxruntime>=1.16" "schemathesis>=3.19,<4" "hypothesis<6.130"
 # A dev tool, not a product dependency: llvm-mca (Debian llvm-14) for scripts/mca-loop.py, the
-# static throughput estimates of the kernels' inner loops in docs/PERFORMANCE.md.
-if ! command -v llvm-mca-14 > /dev/null && ! command -v llvm-mca > /dev/null; then
+# static throughput estimates of the kernels' inner loops in docs/PERFORMANCE.md. CI, which
+# runs no estimate, skips it (TTLPRED_DEV_TOOLS=0).
+if [ "${TTLPRED_DEV_TOOLS:-1}" != 0 ] && ! command -v llvm-mca-14 > /dev/null && ! command -v llvm-mca > /dev/null; then
   sudo=()
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  "${sudo[@]}" apt-get install -y -qq --no-install-recommends llvm-14
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends llvm-14
 fi
