@@ -2,20 +2,15 @@
 
 #include <cmath>
 
+#include "features/key_hash.hpp"
+
 namespace ttlpred::serve {
 
 std::optional<std::uint64_t> job_key(const JobRecord& r) {
   const std::string_view text = r.text(Field::JobId);
-  if (!text.empty()) {
-    std::uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : text) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
-    // The top bit set apart from integer ids below 2^63, which every double-rounded id is
-    // unless it is astronomically large.
-    return h | (1ull << 63);
-  }
+  // The history keys' string hash; the top bit set apart from integer ids below 2^63, which
+  // every double-rounded id is unless it is astronomically large.
+  if (!text.empty()) return keyhash::of_string(text) | (1ull << 63);
   if (!r.known(Field::JobId)) return std::nullopt;
   const double v = r[Field::JobId];
   if (!(v >= 0) || !std::isfinite(v)) return std::nullopt;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/trace_readers.hpp"
+#include "features/key_hash.hpp"
 #include "serve/event_log.hpp"
 #include "serve/job_json.hpp"
 #include "serve/outcome_record.hpp"
@@ -86,16 +87,13 @@ void keep_served(Scratch& s, std::size_t i) {
   if (const auto key = job_key(s.records[i])) s.entries.push_back({*key, s.served[i]});
 }
 
-// The mondrian key of a job: a 32-bit FNV-1a of its key field's text (0: unknown), so that
-// one user is one key whatever order users are first seen in.
+// The mondrian key of a job: the history keys' string hash of its key field's text, folded to
+// 32 bits (0: unknown), so that one user is one key whatever order users are first seen in.
 std::uint32_t text_key(std::string_view text) {
   if (text.empty()) return 0;
-  std::uint32_t h = 2166136261u;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 16777619u;
-  }
-  return h == 0 ? 1 : h;
+  const std::uint64_t h = keyhash::of_string(text);
+  const auto folded = static_cast<std::uint32_t>(h ^ (h >> 32));
+  return folded == 0 ? 1 : folded;
 }
 
 constexpr std::string_view kLearnedMagic = "TTLPLRN1";
