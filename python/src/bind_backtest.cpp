@@ -22,11 +22,7 @@ namespace ttlpred::python {
 namespace {
 
 std::string backtest(const Table& table, const std::string& data, const py::dict& options) {
-  CLI::App cmd("backtest");
-  cmd.set_help_flag();
-  cli::BacktestCliOptions o;
-  cli::add_backtest_options(cmd, o);
-  parse_cli_options(cmd, "backtest", options);
+  const cli::BacktestCliOptions o = command_options("backtest", &cli::add_backtest_options, options);
   nlohmann::json j;
   {
     py::gil_scoped_release release;

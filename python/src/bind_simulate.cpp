@@ -21,11 +21,7 @@ namespace ttlpred::python {
 namespace {
 
 std::string simulate(const Table& table, const std::string& data, const std::string& swf_header, const py::dict& options) {
-  CLI::App cmd("simulate");
-  cmd.set_help_flag();
-  cli::SimulateCliOptions o;
-  cli::add_simulate_options(cmd, o);
-  parse_cli_options(cmd, "simulate", options);
+  const cli::SimulateCliOptions o = command_options("simulate", &cli::add_simulate_options, options);
   nlohmann::json j;
   {
     py::gil_scoped_release release;

@@ -13,4 +13,16 @@ namespace ttlpred::python {
 // An unknown key or a value the option refuses raises Error naming the option.
 void parse_cli_options(CLI::App& cmd, const char* command, const pybind11::dict& options);
 
+// A command's options as `add` declares them (cli::add_backtest_options ...), with its
+// defaults and `options` parsed over them.
+template <class Options>
+Options command_options(const char* command, void (*add)(CLI::App&, Options&), const pybind11::dict& options) {
+  CLI::App cmd(command);
+  cmd.set_help_flag();
+  Options o;
+  add(cmd, o);
+  parse_cli_options(cmd, command, options);
+  return o;
+}
+
 }  // namespace ttlpred::python
