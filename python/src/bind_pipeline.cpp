@@ -160,8 +160,8 @@ py::tuple evaluate_table(const PyPredictor& predictor, const Table& table, doubl
   }
   nlohmann::json j = cli::evaluation_json(e);
   j["training_rows_scored"] = overlap.overlap_rows;
-  j["variant"] = std::string(engine::variant_name(p.plan().variant()));
-  j["isa"] = std::string(engine::isa_name(p.plan().isa()));
+  j["variant"] = std::string(engine::variant_name(p.backend().variant()));
+  j["isa"] = std::string(p.backend().target());
   j["alpha"] = p.options().alpha;
   const std::size_t first = split->train_rows, n = e.predictions.size();
   py::array_t<double> expected(static_cast<py::ssize_t>(n)), safe(static_cast<py::ssize_t>(n));

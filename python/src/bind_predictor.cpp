@@ -89,9 +89,9 @@ py::dict metadata(const PyPredictor& self) {
   const ModelFile& m = p.model();
   py::dict d;
   d["path"] = self.path;
-  d["variant"] = std::string(engine::variant_name(p.plan().variant()));
+  d["variant"] = std::string(engine::variant_name(p.backend().variant()));
   d["made_for_variant"] = std::string(engine::variant_name(model_made_for(m)));
-  d["isa"] = std::string(engine::isa_name(p.plan().isa()));
+  d["isa"] = std::string(p.backend().target());
   d["alpha"] = p.options().alpha;
   d["max_ttl_s"] = p.options().max_ttl_s;
   d["min_seconds"] = p.options().min_seconds;

@@ -14,11 +14,14 @@
 #include <thread>
 #include <vector>
 
+#include "engine/variant.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/serving_bench.hpp"
-#include "engine/latency.hpp"
-#include "engine/onednn_peer.hpp"
+#include "util/latency.hpp"
+#ifdef TTLPRED_HAVE_ONEDNN
+#include "peers/onednn_peer.hpp"
+#endif
 #include "engine/plan.hpp"
 #include "model/model_file.hpp"
 #include "quant/calibration.hpp"
@@ -83,29 +86,29 @@ struct Row {
   std::string variant, isa;
   std::size_t batch;
   int threads;
-  engine::LatencyStats st;
+  LatencyStats st;
 };
 struct PeerRow {
   std::string name;
   std::size_t batch;
-  engine::LatencyStats st;
+  LatencyStats st;
 };
 
 // Runs `call(thread, iteration)` on `threads` threads at once; latencies of all calls pooled.
-engine::LatencyStats measure_threads(int threads, double seconds, engine::BenchClock clock,
+LatencyStats measure_threads(int threads, double seconds, BenchClock clock,
                                      const std::function<void(int, std::size_t)>& call) {
-  if (threads == 1) return engine::measure([&](std::size_t i) { call(0, i); }, seconds, 20, 2'000'000, clock);
+  if (threads == 1) return measure([&](std::size_t i) { call(0, i); }, seconds, 20, 2'000'000, clock);
   std::vector<double> all;
   std::mutex mu;
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
-      std::vector<double> mine = engine::measure_samples([&](std::size_t i) { call(t, i); }, seconds, 20, 2'000'000, clock);
+      std::vector<double> mine = measure_samples([&](std::size_t i) { call(t, i); }, seconds, 20, 2'000'000, clock);
       std::lock_guard<std::mutex> lock(mu);
       all.insert(all.end(), mine.begin(), mine.end());
     });
   for (auto& th : pool) th.join();
-  return engine::summarize(all);
+  return summarize(all);
 }
 
 // `--device cuda`: the CUDA backend's benchmark (engine/cuda/gpu_bench.hpp) on a random
@@ -160,7 +163,7 @@ void run_bench(const BenchOptions& o) {
   if (o.threads < 1 || o.threads > 256) throw Error("--threads must be between 1 and 256");
   if (!(o.seconds > 0.0) || o.seconds > 60.0) throw Error("--seconds must be in (0, 60]");
   if (o.clock != "wall" && o.clock != "thread") throw Error("--clock must be wall or thread, not '" + o.clock + "'");
-  const engine::BenchClock clock = o.clock == "wall" ? engine::BenchClock::Wall : engine::BenchClock::ThreadCpu;
+  const BenchClock clock = o.clock == "wall" ? BenchClock::Wall : BenchClock::ThreadCpu;
   const std::vector<engine::Variant> variants = engine::variants_from_list(o.variants);
   const std::vector<std::size_t> batches = parse_positive_list(o.batches, "--batch", 1u << 20);
   // A model file's network (its calibration too, when it carries one), or a random one.
@@ -219,15 +222,20 @@ void run_bench(const BenchOptions& o) {
   const bool peers_possible = n_cat == 0;
   if (!o.no_peers && !peers_possible)
     std::fprintf(stderr, "ttlpred bench: oneDNN peers skipped: the model has embeddings\n");
+#ifdef TTLPRED_HAVE_ONEDNN
   if (!o.no_peers && peers_possible)
-    for (auto kind : {engine::OneDnnMlp::Kind::Fp32, engine::OneDnnMlp::Kind::Int8})
+    for (auto kind : {peers::OneDnnMlp::Kind::Fp32, peers::OneDnnMlp::Kind::Int8})
       for (std::size_t b : batches) {
-        engine::OneDnnMlp peer(model, kind, b, &*copt.calibration, o.threads);
+        peers::OneDnnMlp peer(model, kind, b, &*copt.calibration, o.threads);
         std::vector<float> out(b * outputs);
-        const auto st = engine::measure([&](std::size_t i) { peer.run(input_at(b, i), out.data()); }, o.seconds, 20,
-                                         2'000'000, clock);
-        peers.push_back({engine::OneDnnMlp::name(kind), b, st});
+        const auto st = measure([&](std::size_t i) { peer.run(input_at(b, i), out.data()); }, o.seconds, 20,
+                                2'000'000, clock);
+        peers.push_back({peers::OneDnnMlp::name(kind), b, st});
       }
+#else
+  if (!o.no_peers && peers_possible)
+    std::fprintf(stderr, "ttlpred bench: oneDNN peers skipped: this build has no oneDNN (install libdnnl-dev and reconfigure)\n");
+#endif
 
   if (o.json) {
     nlohmann::json j;
@@ -276,8 +284,7 @@ void run_bench(const BenchOptions& o) {
 void add_bench_command(CLI::App& app) {
   auto opts = std::make_shared<BenchOptions>();
   auto* cmd = app.add_subcommand("bench", "Latency of the compiled inference variants against oneDNN on one MLP shape");
-  cmd->add_option("--variants", opts->variants, "'all' or a comma-separated list (fp32, fp32-fused, fp16, bf16, "
-                                                "int8-dynamic, int8-static, fp16-2:4, int8-2:4)")
+  cmd->add_option("--variants", opts->variants, "'all' or a comma-separated list of:\n" + engine::variant_help_lines())
       ->capture_default_str();
   cmd->add_option("--batch", opts->batches, "comma-separated batch sizes")->capture_default_str();
   cmd->add_option("--shape", opts->shape, "random model: inputs,hidden...,outputs")->capture_default_str();

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/variant.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/eval_report.hpp"
@@ -52,8 +53,8 @@ void run_eval(const EvalOptions& o) {
   }
   if (!o.json) {
     std::printf("model %s on %s (variant %s on %s, alpha %.3g, %s calibration)\n", o.model.c_str(), o.data.c_str(),
-                std::string(engine::variant_name(predictor.plan().variant())).c_str(),
-                std::string(engine::isa_name(predictor.plan().isa())).c_str(), o.alpha, o.calibration.c_str());
+                std::string(engine::variant_name(predictor.backend().variant())).c_str(),
+                std::string(predictor.backend().target()).c_str(), o.alpha, o.calibration.c_str());
     if (overlap.overlap_rows > 0)
       std::printf("  WARNING: %zu of the scored jobs were trained on (--allow-overlap): the scores flatter the model\n",
                   overlap.overlap_rows);
@@ -61,8 +62,8 @@ void run_eval(const EvalOptions& o) {
   }
   nlohmann::json j = evaluation_json(e);
   j["training_rows_scored"] = overlap.overlap_rows;
-  j["variant"] = std::string(engine::variant_name(predictor.plan().variant()));
-  j["isa"] = std::string(engine::isa_name(predictor.plan().isa()));
+  j["variant"] = std::string(engine::variant_name(predictor.backend().variant()));
+  j["isa"] = std::string(predictor.backend().target());
   j["alpha"] = o.alpha;
   j["calibration"] = o.calibration;
   std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
@@ -83,7 +84,7 @@ void add_eval_command(CLI::App& app) {
   cmd->add_flag("--allow-schema-mismatch", o->allow_schema_mismatch,
                 "score anyway a trace that lacks most of the job fields the model was trained on (refused without it)");
   add_bound_options(*cmd, o->bounds);
-  cmd->add_option("--variant", o->variant, "engine variant (fp32, fp32-fused, fp16, bf16, int8-dynamic, int8-static, fp16-2:4, int8-2:4), or auto: the "
+  cmd->add_option("--variant", o->variant, "engine variant (" + engine::variant_names_list() + "), or auto: the "
                   "one the model was made for (fp32-fused unless it was fine-tuned with --qat/--sparsity)")
       ->capture_default_str();
   cmd->add_option("--isa", o->isa, "pin an instruction set (scalar, avx2, avx512, avx512-vnni, avx512-bf16, avx512-amx)");

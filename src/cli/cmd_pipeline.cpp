@@ -17,7 +17,7 @@
 #include "cli/eval_report.hpp"
 #include "cli/report_figures.hpp"
 #include "sim/policy_table.hpp"
-#include "engine/latency.hpp"
+#include "util/latency.hpp"
 #include "features/history.hpp"
 #include "pipeline/evaluate.hpp"
 #include "pipeline/fit_model.hpp"
@@ -54,7 +54,7 @@ struct VariantRow {
   std::string name, isa;
   std::string training = "fp32";  // how the model it runs was made: fp32 (+PTQ), QAT, 2:4
   Evaluation eval;
-  engine::LatencyStats one, batch256;
+  LatencyStats one, batch256;
 };
 
 // The serving path of one variant: records from the table, history, encoding, plan, safe TTL.
@@ -63,9 +63,9 @@ void measure_serving(const Predictor& p, const JobTable& jobs, const HistoryStat
   std::vector<JobRecord> records(kPool);
   for (std::size_t i = 0; i < kPool; ++i) jobs.record((i * 7919) % jobs.rows(), records[i]);
   std::vector<Prediction> out(kBatch);
-  row.one = engine::measure(
+  row.one = measure(
       [&](std::size_t i) { p.predict(std::span(&records[i % kPool], 1), history, out); }, seconds);
-  row.batch256 = engine::measure(
+  row.batch256 = measure(
       [&](std::size_t i) { p.predict(std::span(records).subspan((i * kBatch) % (kPool - kBatch), kBatch), history, out); },
       seconds);
 }
@@ -217,7 +217,7 @@ void run_pipeline(const PipelineOptions& o) {
     VariantRow row;
     row.name = std::string(engine::variant_name(en.variant));
     row.training = en.training;
-    row.isa = std::string(engine::isa_name(p.plan().isa()));
+    row.isa = std::string(p.backend().target());
     row.eval = evaluate(p, split, &history);
     measure_serving(p, split.jobs, p.initial_history(), o.bench_seconds, row);
     std::printf("  %-13s %-15s RMSE %.3f h  kill rate %.3f%%  safe TTL %.2f h  1 job %.2f us  256 jobs %.1f us\n",

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <string>
 
+#include "engine/variant.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/prediction_output.hpp"
@@ -56,7 +57,7 @@ void add_predict_command(CLI::App& app) {
   add_trace_input_options(*cmd, o->input, false);
   cmd->add_option("--out", o->out, "output file (default: standard output)");
   cmd->add_option("--format", o->format, "csv or jsonl")->capture_default_str();
-  cmd->add_option("--variant", o->variant, "engine variant, or auto: the one the model was made for")->capture_default_str();
+  cmd->add_option("--variant", o->variant, "engine variant (" + engine::variant_names_list() + "), or auto: the one the model was made for")->capture_default_str();
   cmd->add_option("--isa", o->isa, "pin an instruction set (scalar, avx2, avx512, avx512-vnni, avx512-bf16, avx512-amx)");
   cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();
   add_bound_options(*cmd, o->bounds);

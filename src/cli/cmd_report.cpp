@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/variant.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/eval_report.hpp"
@@ -40,7 +41,7 @@ void run_report(const ReportOptions& o) {
   const HistoryMatrix history = split_history(split, predictor.encoder().history_config());
   const Evaluation e = evaluate(predictor, split, &history);
   PredictorOptions resolved = options;  // the curves run the variant the report is about
-  resolved.variant = predictor.plan().variant();
+  resolved.variant = predictor.backend().variant();
   resolved.variant_from_model = false;
   const KillRateCurves curves = kill_rate_curves(predictor.model(), o.model, resolved, split, history);
   const auto latency = measure_variant_latency(predictor.model(), o.model, resolved, split.jobs,
@@ -53,8 +54,8 @@ void run_report(const ReportOptions& o) {
                   {"trace", o.data + " (" + format + ")"},
                   {"split", "trained on the first " + std::to_string(split.train_rows) + " eligible jobs, scored the " +
                                 std::to_string(split.scored_rows()) + " after them"},
-                  {"variant", std::string(engine::variant_name(predictor.plan().variant())) + " on " +
-                                  std::string(engine::isa_name(predictor.plan().isa()))},
+                  {"variant", std::string(engine::variant_name(predictor.backend().variant())) + " on " +
+                                  std::string(predictor.backend().target())},
                   {"RMSE", hours_text(m.rmse_hours) + " h (static TTL " + hours_text(e.baseline_rmse_hours) + " h)"},
                   {"safe TTL", "kill rate " + std::to_string(100 * m.kill_rate).substr(0, 6) + "% at alpha " +
                                    std::to_string(100 * o.alpha).substr(0, 5) + "%, mean " + hours_text(m.mean_safe_ttl_hours) +
@@ -83,10 +84,10 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--data", o->data, kDataHelp)->required();
   cmd->add_option("--out", o->out, "output folder (report.html is written there)")->required();
   cmd->add_option("--split", o->split, "fraction of eligible jobs the model was trained on")->capture_default_str();
-  cmd->add_option("--variant", o->variant, "engine variant, or auto: the one the model was made for")->capture_default_str();
+  cmd->add_option("--variant", o->variant, "engine variant (" + engine::variant_names_list() + "), or auto: the one the model was made for")->capture_default_str();
   cmd->add_option("--isa", o->isa, "pin an instruction set (scalar, avx2, avx512, avx512-vnni, avx512-bf16, avx512-amx)");
   cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();
-  cmd->add_option("--variants", o->variants, "engine variants of the latency chart (comma list or all)")->capture_default_str();
+  cmd->add_option("--variants", o->variants, "engine variants of the latency chart (comma list of " + engine::variant_names_list() + ", or all)")->capture_default_str();
   cmd->add_option("--bench-seconds", o->bench_seconds, "time per latency measurement")->capture_default_str();
   add_bound_options(*cmd, o->bounds);
   cmd->add_flag("--allow-overlap", o->allow_overlap, "report anyway when the scored jobs include training jobs");

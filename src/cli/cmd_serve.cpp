@@ -147,8 +147,8 @@ void run_serve(const ServeOptions& o) {
   const auto loaded = service.model();
   std::fprintf(stderr, "ttlpred serve: model %s (version %s, variant %s on %s), %llu outcomes replayed\n",
                o.model.c_str(), loaded->version.c_str(),
-               std::string(engine::variant_name(loaded->predictor.plan().variant())).c_str(),
-               std::string(engine::isa_name(loaded->predictor.plan().isa())).c_str(),
+               std::string(engine::variant_name(loaded->predictor.backend().variant())).c_str(),
+               std::string(loaded->predictor.backend().target()).c_str(),
                static_cast<unsigned long long>(service.replayed_outcomes()));
   if (!token.source.empty()) std::fprintf(stderr, "ttlpred serve: admin token from %s\n", token.source.c_str());
   const TrainingProvenance& trained = loaded->predictor.model().provenance;
@@ -187,7 +187,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--access-log", o->access_log,
                   "JSON-lines access log (time, endpoint, status, latency, batch size): a file, or - for stderr; off by default");
   cmd->add_option("--listen", o->listen, "HOST:PORT (port 0: any free port, printed at start)")->capture_default_str();
-  cmd->add_option("--variant", o->variant, "inference variant (fp32, fp32-fused, fp16, bf16, int8-dynamic, ...), or auto: the one each loaded model "
+  cmd->add_option("--variant", o->variant, "inference variant (" + engine::variant_names_list() + "), or auto: the one each loaded model "
                   "was made for")
       ->capture_default_str();
   cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL, in (0, 1)")->capture_default_str();

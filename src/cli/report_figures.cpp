@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <numeric>
 
-#include "engine/latency.hpp"
+#include "util/latency.hpp"
 #include "report/bar_chart.hpp"
 #include "report/density_chart.hpp"
 #include "report/line_chart.hpp"
@@ -115,10 +115,10 @@ std::vector<VariantLatency> measure_variant_latency(const ModelFile& model, cons
       continue;
     }
     const HistoryState history = p->initial_history();
-    VariantLatency row{std::string(engine::variant_name(v)), std::string(engine::isa_name(p->plan().isa()))};
-    row.one_job_us = engine::measure([&](std::size_t i) { p->predict(std::span(&records[i % kPool], 1), history, out); },
+    VariantLatency row{std::string(engine::variant_name(v)), p->backend().target()};
+    row.one_job_us = measure([&](std::size_t i) { p->predict(std::span(&records[i % kPool], 1), history, out); },
                                      seconds).median_us;
-    row.batch256_us = engine::measure(
+    row.batch256_us = measure(
         [&](std::size_t i) { p->predict(std::span(records).subspan((i * kBatch) % (kPool - kBatch), kBatch), history, out); },
         seconds).median_us;
     rows.push_back(row);

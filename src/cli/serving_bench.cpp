@@ -6,7 +6,7 @@
 #include <span>
 
 #include "cli/cli_common.hpp"
-#include "engine/latency.hpp"
+#include "util/latency.hpp"
 #include "predict/predictor.hpp"
 #include "util/error.hpp"
 
@@ -20,7 +20,7 @@ constexpr std::size_t kPool = 4096;
 
 struct StageRow {
   std::string variant, isa, stage;
-  engine::LatencyStats st;
+  LatencyStats st;
 };
 
 // Everything each stage reads, prepared for every pooled job by running the stages before it.
@@ -44,7 +44,7 @@ Prepared prepare(const Predictor& p, const JobTable& table, const HistoryState& 
     history.features(x.jobs[i], x.hist.data() + i * hw);
     enc.encode_one(x.jobs[i], x.hist.data() + i * hw, x.dense.data() + i * dw, x.cats.data() + i * cw);
   }
-  p.plan().predict(x.dense.data(), cw ? x.cats.data() : nullptr, kPool, x.z.data());
+  p.backend().predict(x.dense.data(), cw ? x.cats.data() : nullptr, kPool, x.z.data());
   return x;
 }
 
@@ -74,9 +74,9 @@ void run_serving_bench(const ServingBenchOptions& o) {
     std::vector<float> hist(hw), dense(dw), z(1);
     std::vector<std::uint32_t> cats(cw);
     std::vector<Prediction> out(1);
-    const std::string name(engine::variant_name(v)), isa(engine::isa_name(p.plan().isa()));
+    const std::string name(engine::variant_name(v)), isa(p.backend().target());
     auto time = [&](const char* stage, const std::function<void(std::size_t)>& fn) {
-      rows.push_back({name, isa, stage, engine::measure(fn, o.seconds)});
+      rows.push_back({name, isa, stage, measure(fn, o.seconds)});
     };
     time("history", [&](std::size_t i) { history.features(x.jobs[i % kPool], hist.data()); });
     time("encode", [&](std::size_t i) {
@@ -85,7 +85,7 @@ void run_serving_bench(const ServingBenchOptions& o) {
     });
     time("network", [&](std::size_t i) {
       const std::size_t j = i % kPool;
-      p.plan().predict(x.dense.data() + j * dw, cw ? x.cats.data() + j * cw : nullptr, 1, z.data());
+      p.backend().predict(x.dense.data() + j * dw, cw ? x.cats.data() + j * cw : nullptr, 1, z.data());
     });
     time("safe_ttl", [&](std::size_t i) {
       const std::size_t j = i % kPool;

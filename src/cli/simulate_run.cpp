@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "engine/variant.hpp"
 #include "cli/simulate_figures.hpp"
 #include "sim/policy_table.hpp"
 #include "sim/sim_input.hpp"
@@ -44,7 +45,7 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
   cmd.add_option("--max-retries", o.max_retries, "jalien: resubmissions of a killed job")->capture_default_str();
   cmd.add_option("--default-ttl", o.default_ttl, "jalien: static TTL of a job without one (JAliEn: 21600 s)")->capture_default_str();
   cmd.add_option("--seed", o.seed, "jalien: seed of slots and pilot arrivals")->capture_default_str();
-  cmd.add_option("--variant", o.variant, "engine variant, or auto")->capture_default_str();
+  cmd.add_option("--variant", o.variant, "engine variant (" + engine::variant_names_list() + "), or auto")->capture_default_str();
   cmd.add_option("--isa", o.isa, "pin an instruction set");
   cmd.add_option("--alpha", o.alpha, "target kill rate of the safe TTL")->capture_default_str();
   add_bound_options(cmd, o.bounds);

@@ -4,7 +4,9 @@
 // describing where the inputs are, where the outputs go and which fused epilogue applies.
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
+#include "engine/weight_format.hpp"
 #include "model/mlp.hpp"
 
 namespace ttlpred::engine::detail {
@@ -30,8 +32,8 @@ inline constexpr std::uint32_t kPanel = 16;
 // 1,3,..,15 for columns 8..15 (pairs share a 32-bit lane: low half = column i, high = 8+i).
 constexpr std::uint32_t bf16_slot(std::uint32_t i) { return i < 8 ? 2 * i : 2 * (i - 8) + 1; }
 
-enum class WeightFormat : std::uint8_t { F32, F16, BF16, QS8, F16Sp24, QS8Sp24, BF16Pairs, BF16Tiles, QS8Tiles };
-inline constexpr int kNumWeightFormats = 9;
+using engine::kNumWeightFormats;
+using engine::WeightFormat;
 
 struct PackedLayer {
   WeightFormat format = WeightFormat::F32;
@@ -91,6 +93,33 @@ struct KernelSet {
   // products into a saturating int16, so activations keep 7 bits there (127*127*2 < 32767).
   float act_qmax;
 };
+
+// One GEMM of a kernel set, registered under the weight format it reads, never by position.
+// Its name is the identifier the kernel file gives it (TTLPRED_GEMM stringizes it), in
+// XNNPACK's scheme <types>_gemm_<rows>x<cols>[c<inputs per lane>]__<isa>.
+struct GemmEntry {
+  WeightFormat format;
+  GemmFn fn;
+  const char* name;
+};
+#define TTLPRED_GEMM(format, fn) \
+  ::ttlpred::engine::detail::GemmEntry { ::ttlpred::engine::WeightFormat::format, fn, #fn }
+
+// `base`'s GEMMs (none when null), then `gemms`, each under its own format: an entry for a
+// format `base` has replaces it.
+inline KernelSet make_kernel_set(const KernelSet* base, std::initializer_list<GemmEntry> gemms,
+                                 QuantizeDynamicFn quantize_dynamic, QuantizeStaticFn quantize_static, float act_qmax) {
+  KernelSet s{};
+  if (base) s = *base;
+  for (const GemmEntry& e : gemms) {
+    s.gemm[static_cast<int>(e.format)] = e.fn;
+    s.gemm_name[static_cast<int>(e.format)] = e.name;
+  }
+  s.quantize_dynamic = quantize_dynamic;
+  s.quantize_static = quantize_static;
+  s.act_qmax = act_qmax;
+  return s;
+}
 
 const KernelSet& scalar_kernels();
 const KernelSet& avx2_kernels();

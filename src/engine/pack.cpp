@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/half.hpp"
+#include "quant/half.hpp"
 #include "quant/fake_quant.hpp"
 #include "quant/sparse24.hpp"
 
@@ -18,12 +18,7 @@ std::uint32_t round_up(std::uint32_t v, std::uint32_t m) { return (v + m - 1) / 
 void quantize_weights(const WeightView& v, std::vector<std::int8_t>& q, std::vector<float>& scale) {
   q.assign(std::size_t{v.out} * v.in, 0);
   scale.assign(v.out, 1.0f);
-  for (std::uint32_t o = 0; o < v.out; ++o) {
-    const float* row = v.w + std::size_t{o} * v.ld;
-    const float s = quant::weight_scale(row, v.in);
-    scale[o] = s;
-    for (std::uint32_t k = 0; k < v.in; ++k) q[std::size_t{o} * v.in + k] = quant::quantize_weight(row[k], s);
-  }
+  quant::quantize_weight_rows(v.w, v.ld, v.out, v.in, q.data(), v.in, scale.data());
 }
 
 // The two kept inputs (absolute indices) of group g of column o.
@@ -84,7 +79,7 @@ LayerStore pack_layer(const WeightView& v, const float* bias, Activation act, We
                 // half, so one load widens to 16 floats with a shift and a mask.
                 const std::uint32_t slot = format == WeightFormat::F16 ? i : bf16_slot(i);
                 w[(std::size_t{pn} * v.in + k) * kPanel + slot] =
-                    format == WeightFormat::F16 ? float_to_half(f) : float_to_bf16(f);
+                    format == WeightFormat::F16 ? quant::float_to_half(f) : quant::float_to_bf16(f);
               }
       }
       break;
@@ -99,7 +94,7 @@ LayerStore pack_layer(const WeightView& v, const float* bias, Activation act, We
           for (std::uint32_t i = 0; i < kPanel; ++i)
             if (col_ok(pn * kPanel + i))
               w[((std::size_t{pn} * (p.in_padded / 2) + k / 2) * kPanel + i) * 2 + k % 2] =
-                  float_to_bf16(v.at(pn * kPanel + i, k));
+                  quant::float_to_bf16(v.at(pn * kPanel + i, k));
       break;
     }
     case WeightFormat::QS8:
@@ -175,8 +170,8 @@ LayerStore pack_layer(const WeightView& v, const float* bias, Activation act, We
               if (4 * g + static_cast<std::uint32_t>(a) < v.in) va = v.at(o, 4 * g + static_cast<std::uint32_t>(a));
               if (4 * g + static_cast<std::uint32_t>(b) < v.in) vb = v.at(o, 4 * g + static_cast<std::uint32_t>(b));
             }
-            w[at * 2 * kPanel + i] = float_to_half(va);
-            w[at * 2 * kPanel + kPanel + i] = float_to_half(vb);
+            w[at * 2 * kPanel + i] = quant::float_to_half(va);
+            w[at * 2 * kPanel + kPanel + i] = quant::float_to_half(vb);
             bits |= (std::uint64_t(a) << (4 * i)) | (std::uint64_t(b) << (4 * i + 2));
           }
           idx[at] = bits;

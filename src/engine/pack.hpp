@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/aligned_buffer.hpp"
+#include "util/aligned_buffer.hpp"
 #include "engine/kernels.hpp"
 
 namespace ttlpred::engine::detail {

@@ -6,7 +6,10 @@
 
 #include "engine/kernels.hpp"
 #include "engine/pack.hpp"
-#include "engine/reference_mlp.hpp"
+#include "model/folded_embeddings.hpp"
+#include "model/mlp_check.hpp"
+#include "quant/fake_quant.hpp"
+#include "quant/sparse24.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred::engine {
@@ -23,23 +26,6 @@ namespace {
 constexpr std::size_t kChunkRows = 64;
 
 std::size_t round_up(std::size_t v, std::size_t m) { return (v + m - 1) / m * m; }
-
-WeightFormat format_of(Variant v, Isa isa) {
-  switch (v) {
-    case Variant::Fp32:
-    case Variant::Fp32Fused: return WeightFormat::F32;
-    case Variant::Fp16: return WeightFormat::F16;
-    case Variant::Bf16:
-      return isa == Isa::Avx512Amx ? WeightFormat::BF16Tiles
-             : isa == Isa::Avx512Bf16 ? WeightFormat::BF16Pairs
-                                      : WeightFormat::BF16;
-    case Variant::Int8Dynamic:
-    case Variant::Int8Static: return isa == Isa::Avx512Amx ? WeightFormat::QS8Tiles : WeightFormat::QS8;
-    case Variant::Fp16Sparse24: return WeightFormat::F16Sp24;
-    case Variant::Int8Sparse24: return WeightFormat::QS8Sp24;
-  }
-  return WeightFormat::F32;
-}
 
 const detail::KernelSet& kernels_for(Isa isa, bool emulated) {
   switch (isa) {
@@ -227,11 +213,7 @@ void Plan::predict(const float* dense, const std::uint32_t* cats, std::size_t ba
   const std::size_t n_emb = p.cardinality.size();
   if ((p.dense_inputs > 0 && !dense) || !out || (n_emb > 0 && !cats))
     throw Error("predict: null input or output buffer");
-  for (std::size_t r = 0; r < batch; ++r)
-    for (std::size_t j = 0; j < n_emb; ++j)
-      if (cats[r * n_emb + j] >= p.cardinality[j])
-        throw Error("predict: row " + std::to_string(r) + ", categorical column " + std::to_string(j) + ": index " +
-                    std::to_string(cats[r * n_emb + j]) + " >= cardinality " + std::to_string(p.cardinality[j]));
+  if (n_emb > 0) check_category_indices(p.cardinality.data(), n_emb, cats, batch, "predict");
   // One arena per thread, grown to the largest plan it has run: no allocation per call and
   // no sharing between threads.
   thread_local std::vector<std::byte> arena;
@@ -286,7 +268,8 @@ std::vector<std::string> Plan::kernel_names() const {
 }
 
 Plan compile(const MlpModel& input_model, Variant variant, const CompileOptions& options) {
-  validate_model(input_model);
+  check_mlp(input_model);
+  const VariantTraits& traits = variant_traits(variant);
   const Isa isa = options.isa.value_or(best_isa());
   if (!isa_implemented(isa))
     throw Error("ISA '" + std::string(isa_name(isa)) +
@@ -297,20 +280,19 @@ Plan compile(const MlpModel& input_model, Variant variant, const CompileOptions&
   if (!options.emulated && !host_supports(isa))
     throw Error("ISA '" + std::string(isa_name(isa)) + "' is not supported by this CPU");
 
-  const bool sparse = variant == Variant::Fp16Sparse24 || variant == Variant::Int8Sparse24;
-  const MlpModel model = sparse ? prune_2_4(input_model) : input_model;
+  const MlpModel model = traits.sparse ? quant::prune_2_4(input_model) : input_model;
   auto impl = std::make_shared<Plan::Impl>();
   impl->variant = variant;
   impl->isa = isa;
   impl->kernels = &kernels_for(isa, options.emulated);
-  impl->baseline = variant == Variant::Fp32;
-  impl->int8 = variant == Variant::Int8Dynamic || variant == Variant::Int8Static || variant == Variant::Int8Sparse24;
-  impl->dynamic = variant == Variant::Int8Dynamic;
+  impl->baseline = !traits.fused;
+  impl->int8 = traits.int8;
+  impl->dynamic = traits.dynamic;
   impl->dense_inputs = model.dense_inputs;
   impl->outputs = model.layers.back().out;
   for (const Embedding& e : model.embeddings) impl->cardinality.push_back(e.cardinality);
 
-  const bool needs_calib = variant_needs_calibration(variant);
+  const bool needs_calib = traits.needs_calibration;
   if (needs_calib) {
     if (!options.calibration)
       throw Error("variant '" + std::string(variant_name(variant)) +
@@ -320,11 +302,11 @@ Plan compile(const MlpModel& input_model, Variant variant, const CompileOptions&
                   " layer ranges, the model has " + std::to_string(model.layers.size()) + " layers");
   }
 
-  if (needs_calib) {
-    const float table_qmax = options.calibration->act_qmax;
-    impl->static_qmax = table_qmax > 0.0f ? std::min(table_qmax, impl->kernels->act_qmax) : impl->kernels->act_qmax;
-  }
-  const WeightFormat format = format_of(variant, isa);
+  if (needs_calib) impl->static_qmax = quant::plan_act_qmax(*options.calibration, impl->kernels->act_qmax);
+  const WeightFormat format = variant_weight_format(variant, isa);
+  if (!impl->kernels->gemm[static_cast<int>(format)])
+    throw Error("ISA '" + std::string(isa_name(isa)) + "' has no kernel for the " +
+                std::string(weight_format_name(format)) + " weights of variant '" + std::string(traits.name) + "'");
   std::size_t widest = model.first_layer_inputs();
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
     const DenseLayer& l = model.layers[i];
@@ -350,23 +332,9 @@ Plan compile(const MlpModel& input_model, Variant variant, const CompileOptions&
   if (impl->baseline) {
     impl->embeddings = model.embeddings;
   } else {
-    // Fold embedding j through layer 0's columns for it: one row per category, so that a
+    // Embedding j folded through layer 0's columns for it: one row per category, so that a
     // categorical input costs one add per output at run time.
-    const DenseLayer& l0 = model.layers[0];
-    const std::uint32_t cols = impl->layers[0].packed.cols_padded();
-    std::uint32_t offset = model.dense_inputs;
-    for (const Embedding& e : model.embeddings) {
-      std::vector<float> f(std::size_t{e.cardinality} * cols, 0.0f);
-      for (std::uint32_t c = 0; c < e.cardinality; ++c)
-        for (std::uint32_t n = 0; n < l0.out; ++n) {
-          double s = 0.0;
-          for (std::uint32_t d = 0; d < e.dim; ++d)
-            s += double{l0.weight[std::size_t{n} * l0.in + offset + d]} * e.table[std::size_t{c} * e.dim + d];
-          f[std::size_t{c} * cols + n] = static_cast<float>(s);
-        }
-      offset += e.dim;
-      impl->folded.push_back(std::move(f));
-    }
+    impl->folded = fold_embeddings(model, impl->layers[0].packed.cols_padded());
     for (const auto& f : impl->folded) impl->folded_ptrs.push_back(f.data());
   }
   impl->stride = round_up(widest, kPanel);

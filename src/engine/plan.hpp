@@ -13,7 +13,7 @@
 
 #include "engine/isa.hpp"
 #include "engine/variant.hpp"
-#include "features/encoded_batch.hpp"
+#include "model/model_input.hpp"
 #include "model/mlp.hpp"
 #include "quant/calibration.hpp"
 

@@ -19,7 +19,7 @@
 
 #include "data/job_record.hpp"
 #include "data/job_table.hpp"
-#include "features/encoded_batch.hpp"
+#include "model/model_input.hpp"
 #include "features/history.hpp"
 
 namespace ttlpred {

@@ -7,17 +7,12 @@
 #include <cstdint>
 #include <string_view>
 
+#include "util/splitmix.hpp"
+
 namespace ttlpred::keyhash {
 
 // splitmix64's finalizer: spreads FNV's weak low bits before values are combined.
-constexpr std::uint64_t mix(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
+constexpr std::uint64_t mix(std::uint64_t x) { return splitmix64_mix(x); }
 
 // FNV-1a over the bytes, then mixed; the same on every platform and every run.
 constexpr std::uint64_t of_string(std::string_view s) {

@@ -87,9 +87,8 @@ ModelFile import_onnx(const std::string& onnx_path, const std::string& sidecar_p
                            .dump();
   // The safe-TTL calibration came with the sidecar, made on the residuals of the network it
   // was exported from; said here so `ttlpred model info` shows it.
-  m.meta.metrics_json = nlohmann::json{{"safe_ttl_variant", "fp32-fused"},
-                                       {"safe_ttl_calibrated_on", "the network the sidecar was exported with"}}
-                            .dump();
+  m.serving_variant = "fp32-fused";
+  m.meta.metrics_json = nlohmann::json{{"safe_ttl_calibrated_on", "the network the sidecar was exported with"}}.dump();
   return m;
 }
 

@@ -6,15 +6,14 @@
 #include <cstdint>
 #include <vector>
 
-#include "features/encoded_batch.hpp"
-
 namespace ttlpred {
 
 enum class Activation : std::uint8_t { None = 0, Relu = 1, LeakyRelu = 2 };
 inline constexpr float kLeakyReluSlope = 0.01f;
 
-// The activation of one value, in any precision: the definition every scalar path (the
-// FP64 reference, the scalar kernels, calibration, the CUDA host check) shares.
+// The activation of one value, in any precision: the definition every scalar path shares
+// (the FP64 reference, the scalar kernels, calibration, and the CUDA kernels, which call it
+// from device code: nvcc's --expt-relaxed-constexpr).
 template <class T>
 constexpr T activate(T v, Activation act) {
   switch (act) {

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "model/mlp_check.hpp"
+
 namespace ttlpred {
 
 namespace {
@@ -11,42 +13,16 @@ constexpr std::uint64_t kMaxCardinality = 1u << 26;
 constexpr std::uint64_t kMaxEmbeddingDim = 1024;
 constexpr std::uint64_t kMaxLayers = 64;
 
-bool all_finite(const std::vector<float>& v) {
-  for (float x : v)
-    if (!std::isfinite(x)) return false;
-  return true;
-}
 }  // namespace
 
 void validate_mlp(const MlpModel& m, const std::string& what) {
-  auto fail = [&](const std::string& why) { throw Error(what + ": invalid model: " + why); };
-  for (std::size_t j = 0; j < m.embeddings.size(); ++j) {
-    const auto& e = m.embeddings[j];
-    const std::string name = "embedding " + std::to_string(j);
-    if (e.cardinality == 0 || e.dim == 0) fail(name + " has zero cardinality or dimension");
-    if (e.table.size() != static_cast<std::size_t>(e.cardinality) * e.dim)
-      fail(name + " table holds " + std::to_string(e.table.size()) + " values, expected " +
-           std::to_string(e.cardinality) + " x " + std::to_string(e.dim));
-    if (!all_finite(e.table)) fail(name + " has a non-finite value");
-  }
-  if (m.layers.empty()) fail("no dense layers");
-  std::uint32_t expected_in = m.first_layer_inputs();
-  for (std::size_t l = 0; l < m.layers.size(); ++l) {
-    const auto& d = m.layers[l];
-    const std::string name = "layer " + std::to_string(l);
-    if (d.in != expected_in)
-      fail(name + " takes " + std::to_string(d.in) + " inputs but receives " + std::to_string(expected_in) +
-           " (layers do not chain)");
-    if (d.out == 0) fail(name + " has no outputs");
-    if (d.weight.size() != static_cast<std::size_t>(d.in) * d.out || d.bias.size() != d.out)
-      fail(name + " weight/bias sizes do not match " + std::to_string(d.out) + " x " + std::to_string(d.in));
-    if (static_cast<std::uint8_t>(d.act) > static_cast<std::uint8_t>(Activation::LeakyRelu))
-      fail(name + " has unknown activation " + std::to_string(static_cast<int>(d.act)));
-    if (!all_finite(d.weight) || !all_finite(d.bias)) fail(name + " has a non-finite weight (NaN or inf)");
-    expected_in = d.out;
+  try {
+    check_mlp(m);
+  } catch (const Error& e) {
+    throw Error(what + ": invalid " + e.what());
   }
   if (m.layers.back().out != 1 || m.layers.back().act != Activation::None)
-    fail("the last layer must have one output and no activation");
+    throw Error(what + ": invalid model: the last layer must have one output and no activation");
 }
 
 void write_mlp(BinaryWriter& w, const MlpModel& m) {

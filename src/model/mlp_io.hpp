@@ -8,9 +8,8 @@
 
 namespace ttlpred {
 
-// Throws Error (prefixed with `what`) when the layers do not chain (first layer input !=
-// dense inputs + embedding dims, in != previous out), sizes disagree with the vectors, the
-// last layer is not a single linear output, an activation is unknown, or a value is not finite.
+// Throws Error (prefixed with `what`) when check_mlp (model/mlp_check.hpp) refuses the
+// network or the last layer is not a single linear output.
 void validate_mlp(const MlpModel& m, const std::string& what);
 
 void write_mlp(BinaryWriter& w, const MlpModel& m);

@@ -18,7 +18,9 @@ enum class Section : std::uint32_t {
   Int8Calibration = 6,
   Metadata = 7,
   Provenance = 8,
+  ServingVariant = 9,
 };
+constexpr std::uint32_t kLastKnownSection = 9;
 
 const char* section_name(std::uint32_t tag) {
   switch (static_cast<Section>(tag)) {
@@ -30,6 +32,7 @@ const char* section_name(std::uint32_t tag) {
     case Section::Int8Calibration: return "int8 calibration";
     case Section::Metadata: return "training metadata";
     case Section::Provenance: return "training provenance";
+    case Section::ServingVariant: return "serving variant";
   }
   return "unknown";
 }
@@ -92,6 +95,11 @@ std::vector<std::uint8_t> model_file_bytes(const ModelFile& m) {
     put_section(payload, Section::Metadata, s.bytes());
   }
   if (!m.provenance.empty()) put_section(payload, Section::Provenance, provenance_bytes(m.provenance));
+  if (!m.serving_variant.empty()) {
+    BinaryWriter s;
+    s.put_string(m.serving_variant);
+    put_section(payload, Section::ServingVariant, s.bytes());
+  }
   return seal_container(std::string_view(kModelFileMagic, 8), kModelFileVersion, payload.bytes());
 }
 
@@ -104,7 +112,7 @@ ModelFile parse_model_file(const std::vector<std::uint8_t>& bytes, const std::st
   while (!r.at_end()) {
     const auto tag = r.get<std::uint32_t>();
     const auto body = r.get_bytes();
-    if (tag >= 1 && tag <= 8) {
+    if (tag >= 1 && tag <= kLastKnownSection) {
       if (seen & (1u << tag)) r.fail(std::string("duplicate ") + section_name(tag) + " section");
       seen |= 1u << tag;
     }
@@ -153,6 +161,10 @@ ModelFile parse_model_file(const std::vector<std::uint8_t>& bytes, const std::st
                  std::to_string(p.eligible_rows) + " rows trained on: not a training split");
         break;
       }
+      case Section::ServingVariant:
+        m.serving_variant = s.get_string(64);
+        if (m.serving_variant.empty()) s.fail("empty variant name");
+        break;
       default: continue;  // a section added by a later build of the same format version
     }
     if (!s.at_end()) s.fail("unexpected trailing bytes");

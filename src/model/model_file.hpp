@@ -57,6 +57,11 @@ struct ModelFile {
   std::vector<std::uint8_t> int8_calibration;  // optional, for the engine (opaque)
   TrainingMetadata meta;
   TrainingProvenance provenance;  // empty in files written before it existed
+  // The inference variant the model is served with: the one its safe TTL was calibrated on
+  // (an engine variant name, engine/variant.hpp: "int8-static" for a QAT model). A section of
+  // its own; "" in files written before it, which kept it as the key "safe_ttl_variant" of
+  // meta.metrics_json (predict/predictor.cpp still reads that).
+  std::string serving_variant;
 };
 
 // Serializes to the sealed container bytes / parses them; parse errors name `what`.

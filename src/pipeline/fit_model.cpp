@@ -55,8 +55,9 @@ void set_finetune_defaults(TrainConfig& t) {
 }
 
 engine::Variant compressed_variant(const CompressionConfig& c) {
-  if (c.qat_int8) return c.sparse_2_4 ? engine::Variant::Int8Sparse24 : engine::Variant::Int8Static;
-  return c.sparse_2_4 ? engine::Variant::Fp16Sparse24 : engine::Variant::Fp32Fused;
+  using engine::Compression;
+  return engine::variant_serving(c.qat_int8 ? (c.sparse_2_4 ? Compression::QatInt8Sparse24 : Compression::QatInt8)
+                                            : (c.sparse_2_4 ? Compression::Sparse24 : Compression::None));
 }
 
 std::string auto_group_column(const FeatureEncoder& encoder) {
@@ -179,8 +180,8 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
                             {"calibration_rmse_hours", calib_rmse},
                             {"ensemble", options.ensemble},
                             {"safe_ttl_group_column", group_column},
-                            {"safe_ttl_request_aware", !m.safe_ttl.request.empty()},
-                            {"safe_ttl_variant", std::string(engine::variant_name(calib_predictor.variant))}};
+                            {"safe_ttl_request_aware", !m.safe_ttl.request.empty()}};
+  m.serving_variant = std::string(engine::variant_name(calib_predictor.variant));
   if (options.compression.any()) {
     metrics["compression"] = nlohmann::json::parse(compression_json(options.compression));
     metrics["fine_tuned_from_model_created_utc"] = options.init->meta.created_utc;

@@ -26,7 +26,7 @@ struct FitOptions {
   double calibration_fraction = 0.1;   // of the training rows, held out for the safe TTL
   std::string group_column = "auto";   // safe-TTL groups: "auto", "" (none) or a field name
   SafeTtlOptions safe_ttl;
-  // Fine-tuning for compressed inference (issue 5): when set, the network starts from this
+  // Fine-tuning for compressed inference (QAT, 2:4): when set, the network starts from this
   // model's, and its encoder, history configuration and target transform are kept; the
   // safe TTL is calibrated on the variant the compression targets (compressed_variant()).
   // Compression without `init` trains the fp32 model first (with `train`), then fine-tunes

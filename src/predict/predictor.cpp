@@ -5,19 +5,24 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/compile_model_file.hpp"
+#include "engine/cpu_backend.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred {
 
 engine::Variant model_made_for(const ModelFile& model) {
-  // Written by fit_model; older files and hand-made models lack it.
-  const auto meta = nlohmann::json::parse(model.meta.metrics_json, nullptr, false);
-  if (meta.is_object() && meta.contains("safe_ttl_variant") && meta["safe_ttl_variant"].is_string()) {
+  std::string name = model.serving_variant;
+  if (name.empty()) {
+    // Files written before the serving-variant section kept it in the metrics.
+    const auto meta = nlohmann::json::parse(model.meta.metrics_json, nullptr, false);
+    if (meta.is_object() && meta.contains("safe_ttl_variant") && meta["safe_ttl_variant"].is_string())
+      name = meta["safe_ttl_variant"].get<std::string>();
+  }
+  if (!name.empty()) {
     try {
-      return engine::variant_from_name(meta["safe_ttl_variant"].get<std::string>());
+      return engine::variant_from_name(name);
     } catch (const Error&) {
-      // a variant this build does not know: fall through to the default
+      // a variant this build does not know (a later build's file): the default serves it
     }
   }
   return engine::Variant::Fp32Fused;
@@ -38,9 +43,11 @@ Predictor::Predictor(ModelFile model, const PredictorOptions& options, const std
                 std::to_string(encoder_->cat_width()) + " categorical) does not match the network (" +
                 std::to_string(model_->mlp.dense_inputs) + ", " + std::to_string(model_->mlp.embeddings.size()) + ")");
   if (options.variant_from_model) options_.variant = model_made_for(*model_);
-  engine::CompileOptions co;
-  co.isa = options.isa;
-  plan_ = engine::compile(*model_, options_.variant, co, what);
+  engine::BackendOptions bo;
+  bo.isa = options.isa;
+  bo.device = options.device;
+  backend_ = engine::compile_backend(options.backend ? *options.backend : engine::cpu_backend(), *model_,
+                                     options_.variant, bo, what);
 
   group_cat_ = category_position(model_->safe_ttl.group_column, what);
 }
@@ -115,7 +122,7 @@ void Predictor::predict(std::span<const JobRecord> jobs, const HistoryState& his
     history.features(jobs[i], hist.data());
     encoder_->encode_one(jobs[i], hist.data(), dense.data() + i * dw, cats.data() + i * cw);
   }
-  plan_.predict(dense.data(), cats.data(), n, z.data());
+  backend_->predict(dense.data(), cats.data(), n, z.data());
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t group = group_cat_ < 0 ? kNoGroup : cats[i * cw + static_cast<std::size_t>(group_cat_)];
     out[i] = finish(z[i], jobs[i][Field::RequestedTtl], group);
@@ -131,7 +138,7 @@ std::vector<Prediction> Predictor::predict_rows(const JobTable& table, std::span
   constexpr std::size_t kChunk = 1024;
   for (std::size_t s = 0; s < rows.size(); s += kChunk) {
     const std::size_t m = std::min(kChunk, rows.size() - s);
-    plan_.predict(batch.dense_row(s), batch.cat_width ? batch.cat_row(s) : nullptr, m, z.data() + s);
+    backend_->predict(batch.dense_row(s), batch.cat_width ? batch.cat_row(s) : nullptr, m, z.data() + s);
   }
   const auto requested = table.num(Field::RequestedTtl);
   std::vector<Prediction> out(rows.size());

@@ -1,7 +1,8 @@
 #pragma once
 // A loaded model ready to answer: raw job records (or table rows) in, expected wall time and
 // safe TTL out. It ties together what the model file carries (feature encoder, network,
-// target transform, safe-TTL calibration, int8 calibration) and a compiled engine plan.
+// target transform, safe-TTL calibration, int8 calibration) and the network compiled on one
+// inference backend (engine/backend.hpp: the CPU engine unless the options name another).
 // Immutable after construction and safe to call from many threads; the history state that
 // supplies the per-user/per-production features is the caller's (the service keeps it
 // current from outcomes, evaluation computes it leak-free over a table).
@@ -14,8 +15,8 @@
 
 #include "data/job_record.hpp"
 #include "data/job_table.hpp"
+#include "engine/backend.hpp"
 #include "engine/isa.hpp"
-#include "engine/plan.hpp"
 #include "engine/variant.hpp"
 #include "features/encoder.hpp"
 #include "features/history.hpp"
@@ -28,13 +29,16 @@ struct PredictorOptions {
   // Run the variant the model was made for (model_made_for) instead of `variant`: what the
   // CLI's `--variant auto` means, resolved per model (also on a service's hot reload).
   bool variant_from_model = false;
-  std::optional<engine::Isa> isa;  // default: the best the host supports
+  std::optional<engine::Isa> isa;  // CPU: default the best the host supports
+  // The backend the network runs on (engine/backend.hpp): null is the CPU engine.
+  const engine::BackendKind* backend = nullptr;
+  int device = 0;  // the backend's device index (CUDA)
   double alpha = 0.01;             // target kill rate of the safe TTL
   // Bounds on every answer (finish() applies them; docs/service.md, "Bounds"). A safe TTL
   // above the longest slot a pilot can offer is never matched, so for a job without a
   // request (which bounds it otherwise) it is cut there and the prediction says so
   // (`capped`): 72 h, the longest slot window of ALICE pilots
-  // (../shared/alice-facts.md: slots live 24 to 72 h). 0 switches the cap off.
+  // (ALICE pilot slots live 24 to 72 h). 0 switches the cap off.
   double max_ttl_s = kDefaultMaxTtlSeconds;
   // No expected wall time or safe TTL below this: a network regressing hours can output
   // negative run times, which decode to exactly 0 s. A minute is the order of a job's own
@@ -60,7 +64,7 @@ class Predictor {
   Predictor(ModelFile model, const PredictorOptions& options, const std::string& what = "model");
   static Predictor load(const std::string& path, const PredictorOptions& options);
 
-  // Serving path: encodes each record with its history features and runs the plan. After a
+  // Serving path: encodes each record with its history features and runs the network. After a
   // thread's first call with a given batch size, no heap allocation.
   void predict(std::span<const JobRecord> jobs, const HistoryState& history, std::span<Prediction> out) const;
   // Evaluation path: rows of a table whose history matrix was computed over the same table.
@@ -84,7 +88,7 @@ class Predictor {
 
   const ModelFile& model() const { return *model_; }
   const FeatureEncoder& encoder() const { return *encoder_; }
-  const engine::Plan& plan() const { return plan_; }
+  const engine::Backend& backend() const { return *backend_; }
   const PredictorOptions& options() const { return options_; }
   // Category index of each row's safe-TTL group in the encoder's vocabulary (0 = unknown);
   // -1 when the calibration is not grouped.
@@ -100,7 +104,7 @@ class Predictor {
 
   std::shared_ptr<const ModelFile> model_;
   std::shared_ptr<const FeatureEncoder> encoder_;
-  engine::Plan plan_;
+  std::shared_ptr<const engine::Backend> backend_;
   PredictorOptions options_;
   int group_cat_ = -1;
 };

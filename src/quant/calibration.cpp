@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "model/reference_forward.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred::quant {
@@ -94,38 +95,23 @@ CalibrationTable calibrate(const MlpModel& model, const float* dense, const std:
   if (model.layers.empty()) throw Error("calibration: model has no layers");
   if (options.percentile <= 50.0 || options.percentile > 100.0)
     throw Error("calibration: percentile must be in (50, 100]");
-  const std::size_t n_emb = model.embeddings.size();
   std::vector<Observer> obs(model.layers.size());
   for (std::size_t i = 0; i < obs.size(); ++i) {
     const std::size_t width = i == 0 ? model.dense_inputs : model.layers[i - 1].out;
     const std::size_t total = width * rows;
     obs[i].stride = std::max<std::size_t>(1, (total + options.max_samples - 1) / std::max<std::size_t>(1, options.max_samples));
   }
-  std::vector<float> x, y;
-  for (std::size_t r = 0; r < rows; ++r) {
-    x.assign(dense + r * model.dense_inputs, dense + (r + 1) * model.dense_inputs);
-    for (float v : x) obs[0].add(v);
-    for (std::size_t j = 0; j < n_emb; ++j) {
-      const Embedding& e = model.embeddings[j];
-      const std::uint32_t c = cats[r * n_emb + j];
-      if (c >= e.cardinality)
-        throw Error("calibration: row " + std::to_string(r) + " category column " + std::to_string(j) + " index " +
-                    std::to_string(c) + " >= cardinality " + std::to_string(e.cardinality));
-      x.insert(x.end(), e.table.begin() + std::size_t{c} * e.dim, e.table.begin() + std::size_t{c + 1} * e.dim);
-    }
-    for (std::size_t i = 0; i < model.layers.size(); ++i) {
-      const DenseLayer& l = model.layers[i];
-      if (i > 0)
-        for (float v : x) obs[i].add(v);
-      y.assign(l.out, 0.0f);
-      for (std::uint32_t o = 0; o < l.out; ++o) {
-        float s = l.bias[o];
-        const float* w = l.weight.data() + std::size_t{o} * l.in;
-        for (std::uint32_t k = 0; k < l.in; ++k) s += w[k] * x[k];
-        y[o] = activate(s, l.act);
-      }
-      x.swap(y);
-    }
+  // The ranges come from the FP64 reference forward. Layer 0 quantizes only the dense
+  // inputs: plans fold the embedding columns in float (model/folded_embeddings.hpp).
+  const LayerInputObserver observe = [&](std::size_t layer, std::span<const double> x) {
+    const std::size_t n = layer == 0 ? model.dense_inputs : x.size();
+    for (std::size_t k = 0; k < n; ++k) obs[layer].add(static_cast<float>(x[k]));
+  };
+  std::vector<double> out(rows * model.layers.back().out);
+  try {
+    reference_forward(model, dense, cats, rows, out.data(), observe);
+  } catch (const Error& e) {
+    throw Error(std::string("calibration: ") + e.what());
   }
   CalibrationTable table;
   table.method = options.method;

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "features/encoded_batch.hpp"
+#include "model/model_input.hpp"
 #include "model/mlp.hpp"
 
 namespace ttlpred::quant {

@@ -1,8 +1,8 @@
 #pragma once
-// The int8 arithmetic of the engine's `int8-static` plans, in float: the one definition the
-// packer (engine/pack.cpp) quantizes weights with and quantization-aware training
-// (train/compression.hpp) simulates, so that a QAT model and its int8 plan compute the same
-// numbers.
+// The int8 arithmetic of the `int8-static` variant, in float: the one definition both
+// backends' packers (engine/pack.cpp, engine/cuda/cuda_pack.cpp) quantize weights and
+// activations with and quantization-aware training (train/compression.hpp) simulates, so
+// that a QAT model, its CPU plan and its GPU plan compute on the same grid.
 //
 // Weights: symmetric per output channel, scale = max|w| / 127 over the channel's quantized
 // inputs (1 for an all-zero channel), q = clamp(nearbyint(w / scale), -127, 127).
@@ -11,6 +11,7 @@
 // scale)) + zero_point, 0, qmax), exactly as the kernels round.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 #include "quant/calibration.hpp"
@@ -27,6 +28,27 @@ inline float weight_scale(const float* row, std::uint32_t n) {
 
 inline std::int8_t quantize_weight(float w, float scale) {
   return static_cast<std::int8_t>(std::clamp(std::nearbyint(w / scale), -kWeightQmax, kWeightQmax));
+}
+
+// Each of the `out` rows of an out x ld row-major matrix, on its first `in` columns:
+// q[o * q_ld + k] = quantize_weight(w[o * ld + k], scale[o]) with scale[o] = weight_scale of
+// that row's `in` values (layer 0 of a plan that folds its embeddings quantizes only its
+// dense columns). q's other entries are left as they are.
+inline void quantize_weight_rows(const float* w, std::size_t ld, std::uint32_t out, std::uint32_t in,
+                                 std::int8_t* q, std::size_t q_ld, float* scale) {
+  for (std::uint32_t o = 0; o < out; ++o) {
+    const float* row = w + std::size_t{o} * ld;
+    const float s = weight_scale(row, in);
+    scale[o] = s;
+    for (std::uint32_t k = 0; k < in; ++k) q[std::size_t{o} * q_ld + k] = quantize_weight(row[k], s);
+  }
+}
+
+// The largest u8 activation code a plan uses: the table's own grid when it names one
+// (quantization-aware training trains on one grid, and every backend must run exactly it),
+// else the most the backend's kernels take; never more than they take.
+inline float plan_act_qmax(const CalibrationTable& table, float backend_qmax) {
+  return table.act_qmax > 0.0f ? std::min(table.act_qmax, backend_qmax) : backend_qmax;
 }
 
 // row[k] <- the value an int8 plan multiplies with, for k < n.

@@ -1,9 +1,11 @@
 #pragma once
-// The 2:4 selection rule shared by pruning (engine/reference_mlp.cpp), packing
+// The 2:4 selection rule shared by pruning (prune_2_4 below), packing
 // (engine/pack.cpp) and sparsity-aware training (train/compression.cpp), so that the packed
 // kernels keep exactly the weights a pruned or sparsity-trained model keeps.
 #include <cmath>
 #include <cstdint>
+
+#include "model/mlp.hpp"
 
 namespace ttlpred::quant {
 
@@ -36,5 +38,10 @@ inline void mask_2_4(const float* row, std::uint32_t n, std::uint8_t* keep) {
       keep[g + k] = static_cast<int>(k) == a || static_cast<int>(k) == b ? 1 : 0;
   }
 }
+
+// Keeps, in every group of 4 consecutive inputs of every output row of every layer, the 2
+// weights mask_2_4 keeps and zeroes the rest. Embeddings and biases are untouched. The
+// sparse variants run the pruned model, so tests compare them with its reference forward.
+MlpModel prune_2_4(const MlpModel& model);
 
 }  // namespace ttlpred::quant

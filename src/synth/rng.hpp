@@ -9,16 +9,13 @@
 #include <span>
 #include <vector>
 
+#include "util/splitmix.hpp"
+
 namespace ttlpred::synth {
 
 // splitmix64: expands one 64-bit seed into well-mixed words (used to seed xoshiro, whose
 // state must not be all zero, and to derive independent streams).
-constexpr std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+constexpr std::uint64_t splitmix64(std::uint64_t& state) { return splitmix64_mix(state += kSplitMix64Gamma); }
 
 // xoshiro256** (Blackman & Vigna): fast, 256-bit state, passes BigCrush.
 class Rng {

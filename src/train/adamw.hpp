@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "train/thread_pool.hpp"
+#include "util/thread_pool.hpp"
 
 namespace ttlpred {
 

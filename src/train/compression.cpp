@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "quant/sparse24.hpp"
-#include "train/aligned_vector.hpp"
+#include "util/aligned_vector.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred {

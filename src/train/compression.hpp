@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "features/encoded_batch.hpp"
+#include "model/model_input.hpp"
 #include "model/mlp.hpp"
 #include "quant/calibration.hpp"
 #include "train/mlp_net.hpp"

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "features/encoded_batch.hpp"
+#include "model/model_input.hpp"
 #include "model/mlp.hpp"
 #include "train/train_config.hpp"
 

@@ -18,7 +18,7 @@
 #include <cmath>
 
 #include "train/blas_threads.hpp"
-#include "train/rng.hpp"
+#include "util/splitmix.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred {

@@ -11,10 +11,10 @@
 #include <span>
 #include <vector>
 
-#include "features/encoded_batch.hpp"
+#include "model/model_input.hpp"
 #include "model/mlp.hpp"
 #include "quant/fake_quant.hpp"
-#include "train/aligned_vector.hpp"
+#include "util/aligned_vector.hpp"
 
 namespace ttlpred {
 

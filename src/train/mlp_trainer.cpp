@@ -10,10 +10,10 @@
 #include "model/mlp_io.hpp"
 #include "train/adamw.hpp"
 #include "train/compression.hpp"
-#include "train/aligned_vector.hpp"
+#include "util/aligned_vector.hpp"
 #include "train/mlp_net.hpp"
-#include "train/rng.hpp"
-#include "train/thread_pool.hpp"
+#include "util/splitmix.hpp"
+#include "util/thread_pool.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred {

@@ -9,7 +9,7 @@
 // machines whose SIMD width differs (the build uses -march=native where enabled).
 #include <span>
 
-#include "features/encoded_batch.hpp"
+#include "model/model_input.hpp"
 #include "model/mlp.hpp"
 #include "model/target_transform.hpp"
 #include "train/compression.hpp"

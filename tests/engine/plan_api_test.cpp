@@ -5,10 +5,10 @@
 #include <cmath>
 #include <string>
 
-#include "engine/half.hpp"
-#include "engine/latency.hpp"
+#include "engine/kernels.hpp"
 #include "engine/plan.hpp"
-#include "engine/reference_mlp.hpp"
+#include "model/reference_forward.hpp"
+#include "quant/sparse24.hpp"
 #include "quant/calibration.hpp"
 #include "test_models.hpp"
 #include "util/error.hpp"
@@ -35,6 +35,33 @@ TEST(Variants, NamesRoundTripAndListsParse) {
   EXPECT_EQ(two[1], Variant::Fp16Sparse24);
   EXPECT_NE(error_of([] { variant_from_name("fp8"); }).find("unknown variant 'fp8'"), std::string::npos);
   EXPECT_NE(error_of([] { variants_from_list("fp32,,fp16"); }).find("empty variant"), std::string::npos);
+}
+
+TEST(Variants, OneTraitsTableDescribesEveryVariant) {
+  const auto traits = all_variant_traits();
+  ASSERT_EQ(traits.size(), std::size(kAllVariants));
+  std::string listed = variant_names_list(), help = variant_help_lines();
+  for (const VariantTraits& t : traits) {
+    EXPECT_EQ(&variant_traits(t.variant), &t);
+    EXPECT_EQ(variant_from_name(t.name), t.variant);
+    EXPECT_NE(listed.find(std::string(t.name)), std::string::npos) << t.name;
+    EXPECT_NE(help.find(std::string(t.summary)), std::string::npos) << t.name;
+    EXPECT_TRUE(!t.needs_calibration || (t.int8 && !t.dynamic)) << t.name;
+    EXPECT_TRUE(!t.dynamic || t.int8) << t.name;
+    EXPECT_EQ(t.fused, t.variant != Variant::Fp32) << t.name;
+  }
+  // Layouts of their own on the ISAs that have instructions for them.
+  EXPECT_EQ(variant_weight_format(Variant::Bf16, Isa::Avx2), WeightFormat::BF16);
+  EXPECT_EQ(variant_weight_format(Variant::Bf16, Isa::Avx512Bf16), WeightFormat::BF16Pairs);
+  EXPECT_EQ(variant_weight_format(Variant::Bf16, Isa::Avx512Amx), WeightFormat::BF16Tiles);
+  EXPECT_EQ(variant_weight_format(Variant::Int8Static, Isa::Avx512Amx), WeightFormat::QS8Tiles);
+  EXPECT_EQ(variant_weight_format(Variant::Int8Sparse24, Isa::Avx512Amx), WeightFormat::QS8Sp24);
+  EXPECT_EQ(variant_weight_format(Variant::Fp32Fused, Isa::Scalar), WeightFormat::F32);
+  // The serving variant of each fine-tuning.
+  EXPECT_EQ(variant_serving(Compression::None), Variant::Fp32Fused);
+  EXPECT_EQ(variant_serving(Compression::QatInt8), Variant::Int8Static);
+  EXPECT_EQ(variant_serving(Compression::Sparse24), Variant::Fp16Sparse24);
+  EXPECT_EQ(variant_serving(Compression::QatInt8Sparse24), Variant::Int8Sparse24);
 }
 
 TEST(Isas, NamesAndPinning) {
@@ -127,7 +154,7 @@ TEST(Prune24, KeepsTheTwoLargestOfEveryGroupOfFour) {
   m.layers[0].weight = {1, -5, 3, 2, 0.5f, -0.25f,  //
                         0, 0, 0, 7, 1, 1,           //
                         4, 4, 4, 4, -9, 8};
-  const MlpModel p = prune_2_4(m);
+  const MlpModel p = quant::prune_2_4(m);
   const std::vector<float> want = {0, -5, 3, 0, 0.5f, -0.25f,  //
                                    0, 0, 0, 7, 1, 1,           //
                                    4, 4, 0, 0, -9, 8};
@@ -218,30 +245,34 @@ TEST(Calibration, EveryMethodGivesAnAccurateStaticPlan) {
   }
 }
 
-TEST(Half, ConvertsKnownValues) {
-  EXPECT_EQ(float_to_half(1.0f), 0x3c00);
-  EXPECT_EQ(float_to_half(-2.0f), 0xc000);
-  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);
-  EXPECT_EQ(float_to_half(1e6f), 0x7c00);
-  EXPECT_EQ(float_to_half(5.9604645e-8f), 0x0001);  // smallest subnormal
-  EXPECT_EQ(half_to_float(0x3555), 0.333251953125f);
-  EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
-  EXPECT_EQ(float_to_bf16(1.00390625f), 0x3f80);  // tie rounds to even
-  EXPECT_EQ(bf16_to_float(0xc040), -3.0f);
-}
-
-TEST(Latency, SummarizesOrderStatistics) {
-  std::vector<double> s;
-  for (int i = 100; i >= 1; --i) s.push_back(i);
-  const LatencyStats st = summarize(s);
-  EXPECT_EQ(st.calls, 100u);
-  EXPECT_DOUBLE_EQ(st.median_us, 50.5);
-  EXPECT_DOUBLE_EQ(st.p99_us, 100.0);
-  EXPECT_DOUBLE_EQ(st.mean_us, 50.5);
-  std::size_t calls = 0;
-  const LatencyStats m = measure([&](std::size_t) { ++calls; }, 0.001, 50);
-  EXPECT_GE(m.calls, 50u);
-  EXPECT_GE(calls, m.calls + 3);  // warm-up calls are not timed
+// Kernel sets are registered by weight format (TTLPRED_GEMM), each name the function's own:
+// a set derived from another keeps its base's kernels for the formats it does not replace.
+// Only sets this host may touch are read (a native AVX-512 set is built with its ISA's flags).
+TEST(KernelSets, AreRegisteredByWeightFormat) {
+  std::vector<std::pair<const char*, const detail::KernelSet*>> sets = {
+      {"scalar", &detail::scalar_kernels()},
+      {"avx512_emulated", &detail::avx512_emulated_kernels()},
+      {"avx512vnni_emulated", &detail::avx512vnni_emulated_kernels()},
+      {"avx512bf16_emulated", &detail::avx512bf16_emulated_kernels()}};
+  if (host_supports(Isa::Avx2)) sets.push_back({"avx2", &detail::avx2_kernels()});
+  for (const auto& [name, set] : sets)
+    for (int f = 0; f < kNumWeightFormats; ++f)
+      EXPECT_EQ(set->gemm[f] == nullptr, set->gemm_name[f] == nullptr) << name << " format " << f;
+  const detail::KernelSet& bw = detail::avx512_emulated_kernels();
+  const detail::KernelSet& vnni = detail::avx512vnni_emulated_kernels();
+  const detail::KernelSet& bf16 = detail::avx512bf16_emulated_kernels();
+  const int qs8 = static_cast<int>(WeightFormat::QS8), f32 = static_cast<int>(WeightFormat::F32);
+  const int pairs = static_cast<int>(WeightFormat::BF16Pairs);
+  EXPECT_STREQ(bw.gemm_name[qs8], "qu8s8_gemm_8x32c4__avx512bw_emulated");
+  EXPECT_STREQ(vnni.gemm_name[qs8], "qu8s8_gemm_8x32c4__avx512vnni_emulated");
+  EXPECT_EQ(vnni.gemm[f32], bw.gemm[f32]);  // inherited
+  EXPECT_STREQ(vnni.gemm_name[f32], "f32_gemm_8x32__avx512f_emulated");
+  EXPECT_EQ(vnni.gemm[pairs], nullptr);
+  EXPECT_STREQ(bf16.gemm_name[pairs], "bf16_gemm_8x32c2__avx512bf16_emulated");
+  EXPECT_EQ(bf16.gemm[qs8], vnni.gemm[qs8]);
+  EXPECT_EQ(vnni.act_qmax, 255.0f);
+  EXPECT_EQ(bw.act_qmax, 127.0f);
+  EXPECT_EQ(detail::scalar_kernels().gemm[static_cast<int>(WeightFormat::QS8Tiles)], nullptr);
 }
 
 }  // namespace

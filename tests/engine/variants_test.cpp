@@ -10,7 +10,8 @@
 #include <string>
 
 #include "engine/plan.hpp"
-#include "engine/reference_mlp.hpp"
+#include "model/reference_forward.hpp"
+#include "quant/sparse24.hpp"
 #include "quant/calibration.hpp"
 #include "test_models.hpp"
 
@@ -113,7 +114,7 @@ const std::vector<Prepared>& prepared() {
       Prepared p;
       p.model = test::random_model(sh.dense, sh.embs, sh.hidden, sh.outputs, seed++, sh.act);
       p.truth[0] = p.model;
-      p.truth[1] = prune_2_4(p.model);
+      p.truth[1] = quant::prune_2_4(p.model);
       for (int t = 0; t < 2; ++t) p.scale[t] = rms_output(p.truth[t], sh.outputs);
       for (std::size_t batch : sh.batches) {
         p.inputs.push_back(test::random_inputs(p.model, batch, seed++));

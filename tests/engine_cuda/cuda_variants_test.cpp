@@ -1,4 +1,4 @@
-// Each GPU variant against an FP64 forward written here with plain loops, on random models
+// Each GPU variant against the shared FP64 reference, on random models
 // of odd and tensor-core widths, batches 1..4096. Skipped where no GPU is visible.
 #include <gtest/gtest.h>
 
@@ -9,6 +9,7 @@
 
 #include "engine/cuda/cuda_plan.hpp"
 #include "engine/cuda/cuda_self_check.hpp"
+#include "model/reference_forward.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred::cuda {
@@ -17,32 +18,10 @@ namespace {
 #define SKIP_WITHOUT_GPU() \
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA GPU visible"
 
-// y = act(W x + b) layer by layer in double; embeddings gathered with OOV -> row 0.
+// The FP64 reference every CPU variant is checked against (model/reference_forward.hpp).
 std::vector<double> forward64(const MlpModel& m, const EncodedBatch& b) {
-  const std::size_t n_out = m.layers.back().out;
-  std::vector<double> out(b.rows * n_out);
-  for (std::size_t r = 0; r < b.rows; ++r) {
-    std::vector<double> x;
-    for (std::size_t i = 0; i < b.dense_width; ++i) x.push_back(b.dense[r * b.dense_width + i]);
-    for (std::size_t j = 0; j < m.embeddings.size(); ++j) {
-      const Embedding& e = m.embeddings[j];
-      std::uint32_t idx = b.cats[r * b.cat_width + j];
-      if (idx >= e.cardinality) idx = 0;
-      for (std::uint32_t c = 0; c < e.dim; ++c) x.push_back(e.table[idx * e.dim + c]);
-    }
-    for (const DenseLayer& d : m.layers) {
-      std::vector<double> y(d.out);
-      for (std::uint32_t o = 0; o < d.out; ++o) {
-        double s = d.bias[o];
-        for (std::uint32_t i = 0; i < d.in; ++i) s += double{d.weight[o * d.in + i]} * x[i];
-        if (d.act == Activation::Relu) s = std::max(s, 0.0);
-        if (d.act == Activation::LeakyRelu && s < 0) s *= double{kLeakyReluSlope};
-        y[o] = s;
-      }
-      x = std::move(y);
-    }
-    std::copy(x.begin(), x.end(), out.begin() + static_cast<std::ptrdiff_t>(r * n_out));
-  }
+  std::vector<double> out(b.rows * m.layers.back().out);
+  reference_forward(m, b.dense.data(), b.cats.empty() ? nullptr : b.cats.data(), b.rows, out.data());
   return out;
 }
 
@@ -59,20 +38,23 @@ std::vector<Shape> shapes() {
   return s;
 }
 
-void check_variant(CudaVariant variant, bool int8_requant_kernel) {
+void check_variant(const std::string& form_name) {
+  const CudaForm form = cuda_form(form_name);
   const std::vector<std::size_t> batches = {1, 2, 15, 16, 17, 255, 1024, 4096};
   std::uint64_t seed = 100;
   for (const Shape& shape : shapes()) {
     SCOPED_TRACE(shape.name);
     const MlpModel model = make_random_model(shape.spec, seed++);
     const EncodedBatch data = make_random_batch(model, 4096, seed++);
-    const EncodedBatch calib = make_random_batch(model, 1024, seed++);
+    const quant::CalibrationTable calib = quant::calibrate(model, make_random_batch(model, 1024, seed++));
     const std::vector<double> ref = forward64(model, data);
     CudaOptions opt;
     opt.calibration = &calib;
     opt.max_batch = 2048;  // 4096 goes through in two chunks
-    opt.int8_requant_kernel = int8_requant_kernel;
-    CudaPlan plan = compile_cuda(model, variant, opt);
+    opt.int8_requant_kernel = form.int8_requant_kernel;
+    opt.fp16_fused_kernel = form.fp16_fused_kernel;
+    CudaPlan plan = compile_cuda(model, form.variant, opt);
+    EXPECT_EQ(plan.form(), form.name == "fused" ? "fp16/fused" : form.name);
     const std::size_t n_out = plan.outputs();
     ASSERT_EQ(n_out, model.layers.back().out);
     for (std::size_t batch : batches) {
@@ -85,7 +67,7 @@ void check_variant(CudaVariant variant, bool int8_requant_kernel) {
         err = std::max(err, std::fabs(out[i] - ref[i]));
         ASSERT_TRUE(std::isfinite(out[i])) << "output " << i;
       }
-      EXPECT_LE(err, variant_tolerance(variant) * std::max(1.0, ref_max)) << to_string(variant);
+      EXPECT_LE(err, variant_tolerance(form.variant) * std::max(1.0, ref_max)) << form.name;
     }
     // The staged path and the captured graph give the same numbers as predict().
     const std::size_t b = 17;
@@ -101,23 +83,39 @@ void check_variant(CudaVariant variant, bool int8_requant_kernel) {
 
 TEST(CudaVariants, Fp32MatchesFp64Reference) {
   SKIP_WITHOUT_GPU();
-  check_variant(CudaVariant::Fp32, false);
+  check_variant("fp32");
 }
 TEST(CudaVariants, Fp16MatchesFp64Reference) {
   SKIP_WITHOUT_GPU();
-  check_variant(CudaVariant::Fp16, false);
+  check_variant("fp16");
 }
 TEST(CudaVariants, Int8StaticEpilogueMatchesFp64Reference) {
   SKIP_WITHOUT_GPU();
-  check_variant(CudaVariant::Int8Static, false);
+  check_variant("int8-static");
 }
 TEST(CudaVariants, Int8StaticRequantKernelMatchesFp64Reference) {
   SKIP_WITHOUT_GPU();
-  check_variant(CudaVariant::Int8Static, true);
+  check_variant("int8-static/requant");
 }
 TEST(CudaVariants, FusedMatchesFp64Reference) {
   SKIP_WITHOUT_GPU();
-  check_variant(CudaVariant::Fused, false);
+  check_variant("fused");
+}
+
+TEST(CudaVariants, AnOutOfRangeCategoryIsAnErrorAsOnTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const MlpModel model = make_random_model({4, {{5, 2}}, {16, 1}, Activation::Relu}, 3);
+  CudaPlan plan = compile_cuda(model, engine::Variant::Fp32, {});
+  const float dense[8] = {};
+  const std::uint32_t cats[2] = {4, 5};  // row 1 is past the 5-row table
+  float out[2];
+  try {
+    plan.predict(dense, cats, 2, out);
+    FAIL() << "an index past the table was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("row 1, categorical column 0: index 5 >= cardinality 5"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(CudaVariants, SelfCheckPasses) {
@@ -131,7 +129,7 @@ TEST(CudaVariants, SelfCheckPasses) {
 TEST(CudaDevice, CountNeverThrows) {
   EXPECT_GE(cuda_device_count(), 0);
   if (cuda_device_count() == 0) {
-    EXPECT_THROW(compile_cuda(make_bench_model({8, 16, 1}, 1), CudaVariant::Fp32, {}), Error);
+    EXPECT_THROW(compile_cuda(make_bench_model({8, 16, 1}, 1), engine::Variant::Fp32, {}), Error);
   } else {
     EXPECT_FALSE(cuda_device_description(0).empty());
   }

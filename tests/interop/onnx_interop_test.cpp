@@ -14,7 +14,8 @@
 
 #include "engine/compile_model_file.hpp"
 #include "engine/plan.hpp"
-#include "engine/reference_mlp.hpp"
+#include "model/reference_forward.hpp"
+#include "quant/sparse24.hpp"
 #include "interop/onnx_files.hpp"
 #include "interop/onnx_graph.hpp"
 #include "predict/predictor.hpp"
@@ -198,7 +199,7 @@ TEST(OnnxImport, HelperApiMlpServesThroughPredict) {
   for (const auto& row : cases["categories"])
     for (auto v : row) cats.push_back(v.get<std::uint32_t>());
   std::vector<double> out(rows);
-  engine::reference_forward(m.mlp, dense.data(), cats.data(), rows, out.data());
+  reference_forward(m.mlp, dense.data(), cats.data(), rows, out.data());
   for (std::size_t r = 0; r < rows; ++r) EXPECT_NEAR(out[r], cases["t"][r].get<double>(), 1e-5 * (1 + std::abs(out[r])));
 
   // Served: /v1/predict answers with the imported model, as a Predictor of the file does.

@@ -14,6 +14,8 @@
 
 #include "model/model_file.hpp"
 #include "predict/predictor.hpp"
+
+#include "engine/cpu_backend.hpp"
 #include "test_model_file.hpp"
 #include "test_support.hpp"
 #include "util/error.hpp"
@@ -130,7 +132,39 @@ TEST(Predictor, VariantFromModelReadsTheMetadataAndFallsBackToFp32Fused) {
   m.meta.metrics_json = R"({"safe_ttl_variant":"bf16"})";
   PredictorOptions o;
   o.variant_from_model = true;
-  EXPECT_EQ(Predictor(std::move(m), o).options().variant, engine::Variant::Bf16);
+  EXPECT_EQ(Predictor(m, o).options().variant, engine::Variant::Bf16);
+  // The typed field, when a file has it, is what counts; it survives the file.
+  m.serving_variant = "int8-dynamic";
+  EXPECT_EQ(model_made_for(m), engine::Variant::Int8Dynamic);
+  const ModelFile back = parse_model_file(model_file_bytes(m), "round trip");
+  EXPECT_EQ(back.serving_variant, "int8-dynamic");
+  EXPECT_EQ(Predictor(back, o).options().variant, engine::Variant::Int8Dynamic);
+  m.serving_variant = "fp64-of-the-future";
+  EXPECT_EQ(model_made_for(m), engine::Variant::Fp32Fused);
+}
+
+TEST(Predictor, AnOldFileWithTheVariantInItsMetricsStillServesIt) {
+  // Written as files were before the serving-variant section: the key in metrics_json.
+  ModelFile m = load_model_file(model_path());
+  m.serving_variant.clear();
+  m.meta.metrics_json = R"({"validation_rmse_hours":1.0,"safe_ttl_variant":"fp16"})";
+  const std::vector<std::uint8_t> bytes = model_file_bytes(m);
+  const ModelFile old = parse_model_file(bytes, "old file");
+  EXPECT_TRUE(old.serving_variant.empty());
+  PredictorOptions o;
+  o.variant_from_model = true;
+  EXPECT_EQ(Predictor(old, o).options().variant, engine::Variant::Fp16);
+}
+
+TEST(Predictor, RunsOnTheBackendItIsGiven) {
+  PredictorOptions o;
+  o.backend = &engine::cpu_backend();
+  o.variant = engine::Variant::Fp16;
+  const Predictor p(load_model_file(model_path()), o);
+  EXPECT_EQ(p.backend().variant(), engine::Variant::Fp16);
+  EXPECT_FALSE(p.backend().target().empty());
+  EXPECT_EQ(p.backend().kernel_names().size(), p.model().mlp.layers.size());
+  EXPECT_TRUE(engine::cpu_backend().runs(engine::Variant::Int8Sparse24));
 }
 
 TEST(Predictor, BoundsByHand) {

@@ -95,7 +95,7 @@ TEST(Calibrate, NamesAndErrors) {
     calibrate(e, dense, cats, 1);
     FAIL() << "no error";
   } catch (const Error& err) {
-    EXPECT_NE(std::string(err.what()).find("row 0 category column 0 index 5 >= cardinality 2"), std::string::npos);
+    EXPECT_NE(std::string(err.what()).find("row 0, categorical column 0: index 5 >= cardinality 2"), std::string::npos);
   }
   EncodedBatch b;
   b.dense_width = 3;

@@ -8,7 +8,8 @@
 
 #include "engine/isa.hpp"
 #include "engine/plan.hpp"
-#include "engine/reference_mlp.hpp"
+#include "model/reference_forward.hpp"
+#include "quant/sparse24.hpp"
 #include "quant/fake_quant.hpp"
 #include "train/compression.hpp"
 #include "train/mlp_net.hpp"
@@ -113,7 +114,7 @@ TEST(Compression, FixedMaskFineTuneStays24AndKeepsAccuracy) {
   EXPECT_EQ(max_nonzeros_per_group(r.model), 2u);
   EXPECT_TRUE(r.act_ranges.layer_inputs.empty());
   // The kept positions are the starting model's top two of each group (the mask is fixed).
-  const MlpModel pruned_start = engine::prune_2_4(t.base.model);
+  const MlpModel pruned_start = quant::prune_2_4(t.base.model);
   for (std::size_t li = 0; li < r.model.layers.size(); ++li)
     for (std::size_t k = 0; k < r.model.layers[li].weight.size(); ++k)
       if (pruned_start.layers[li].weight[k] == 0.0f) {

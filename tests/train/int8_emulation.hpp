@@ -24,7 +24,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "features/encoded_batch.hpp"
+#include "model/model_input.hpp"
 #include "model/mlp.hpp"
 #include "quant/calibration.hpp"
 #include "quant/fake_quant.hpp"

@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "features/encoded_batch.hpp"
+#include "model/model_input.hpp"
 #include "train/train_config.hpp"
 
 namespace ttlpred::test {

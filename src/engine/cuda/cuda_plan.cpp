@@ -15,33 +15,23 @@
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/cuda/cuda_pack.hpp"
 #include "engine/cuda/kernels.hpp"
+#include "model/model_input.hpp"
+#include "model/reference_forward.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred::cuda {
 
 using detail::ElemType;
 
-std::string_view to_string(CudaVariant v) {
-  switch (v) {
-    case CudaVariant::Fp32: return "fp32";
-    case CudaVariant::Fp16: return "fp16";
-    case CudaVariant::Int8Static: return "int8-static";
-    case CudaVariant::Fused: return "fused";
-    case CudaVariant::Sparse24: return "fp16-2:4";  // the CPU engine's name
-  }
-  return "unknown";
+std::vector<engine::Variant> cuda_variants() {
+  // fp16-2:4 joins this list once a cuSPARSELt path exists (cuSPARSELt is not installed here).
+  return {engine::Variant::Fp32, engine::Variant::Fp16, engine::Variant::Int8Static};
 }
 
-std::optional<CudaVariant> parse_cuda_variant(std::string_view name) {
-  for (CudaVariant v : {CudaVariant::Fp32, CudaVariant::Fp16, CudaVariant::Int8Static, CudaVariant::Fused,
-                        CudaVariant::Sparse24})
-    if (name == to_string(v)) return v;
-  return std::nullopt;
-}
-
-std::vector<CudaVariant> built_cuda_variants() {
-  // Sparse24 joins this list once a cuSPARSELt path exists (cuSPARSELt is not installed here).
-  return {CudaVariant::Fp32, CudaVariant::Fp16, CudaVariant::Int8Static, CudaVariant::Fused};
+bool cuda_runs(engine::Variant v) {
+  for (engine::Variant c : cuda_variants())
+    if (c == v) return true;
+  return false;
 }
 
 int cuda_device_count() noexcept {
@@ -130,13 +120,18 @@ enum class GemmMode : std::uint8_t {
 struct GemmLayer {
   std::uint32_t in_pad = 0, out_pad = 0;
   Activation act = Activation::Relu;
+  GemmMode mode = GemmMode::Float;
   DeviceBuffer weight;    // out_pad x in_pad, f32 / f16 / i8
   DeviceBuffer bias;      // epilogue bias: f32 (fp32, int8 modes) or f16 (fp16)
   DeviceBuffer w_scale;   // Int8ToI32: per-channel weight scale
   DeviceBuffer alpha;     // Int8Epilog: in_scale * w_scale[n] / out_scale
   float in_scale = 1.0f;  // int8: scale of this layer's input
-  float out_scale = 1.0f; // int8: scale of the next layer's input (Int8Epilog / requant to int8)
+  detail::Int8Out out_q;  // int8: how the next layer's input is stored (its grid)
+  bool folds_embeddings = false;  // int8 layer 0: adds the folded embedding rows (requant)
 };
+
+// Every int8 layer's output grid as the kernels take it.
+detail::Int8Out int8_out(const Int8Grid& g) { return {g.inv_scale, g.lo, g.hi}; }
 
 // One matmul's cuBLASLt descriptors and chosen algorithm, for one batch size.
 struct LtMatmul {
@@ -175,9 +170,9 @@ std::size_t elem_bytes(ElemType t) { return t == ElemType::F32 ? 4 : t == ElemTy
 }  // namespace
 
 struct CudaPlan::Impl {
-  CudaVariant variant = CudaVariant::Fp32;
+  engine::Variant variant = engine::Variant::Fp32;
   CudaOptions options;
-  GemmMode gemm_mode = GemmMode::Float;
+  bool fused_kernel = false;  // fp16 as one fused kernel
   std::size_t dense_inputs = 0, n_cat = 0, n_out = 0;
   cudaStream_t stream = nullptr;
   cublasLtHandle_t lt = nullptr;
@@ -187,8 +182,11 @@ struct CudaPlan::Impl {
   DeviceBuffer d_dense, d_cats, d_out;
   PinnedBuffer h_dense, h_cats, h_out;
 
-  // Embeddings (folded into the first layer's input by the gather).
+  // Embeddings: gathered into the first layer's input (float paths) or folded through it
+  // (int8: rows added by layer 0's requantization).
+  std::vector<std::uint32_t> cardinality;  // per embedding, for the host-side index check
   DeviceBuffer emb_tables, emb_offset, emb_dim, emb_card, emb_col_table, emb_col_comp;
+  DeviceBuffer emb_folded, emb_folded_offset;
   detail::GatherArgs gather;
 
   std::vector<GemmLayer> hidden;  // all layers but the last
@@ -198,7 +196,7 @@ struct CudaPlan::Impl {
   ElemType act_type = ElemType::F32;  // hidden activations' element type
   ElemType final_in_type = ElemType::F32;
   float final_in_scale = 1.0f;
-  float first_in_scale = 1.0f;
+  detail::Int8Out first_q;  // int8: layer 0's input grid
   DeviceBuffer act[2];   // ping-pong activations, max_batch x widest
   DeviceBuffer acc_i32;  // Int8ToI32 accumulators
 
@@ -231,12 +229,12 @@ std::unique_ptr<LtMatmul> CudaPlan::Impl::make_matmul(std::size_t l, std::size_t
   auto m = std::make_unique<LtMatmul>();
   cudaDataType_t ab_type = CUDA_R_32F, d_type = CUDA_R_32F, scale_type = CUDA_R_32F;
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
-  if (variant == CudaVariant::Fp16) {
+  if (variant == engine::Variant::Fp16) {
     ab_type = d_type = CUDA_R_16F;
-  } else if (variant == CudaVariant::Int8Static) {
+  } else if (variant == engine::Variant::Int8Static) {
     ab_type = CUDA_R_8I;
     compute = CUBLAS_COMPUTE_32I;
-    if (gemm_mode == GemmMode::Int8Epilog) {
+    if (g.mode == GemmMode::Int8Epilog) {
       d_type = CUDA_R_8I;
     } else {
       d_type = CUDA_R_32I;
@@ -249,14 +247,14 @@ std::unique_ptr<LtMatmul> CudaPlan::Impl::make_matmul(std::size_t l, std::size_t
   const cublasOperation_t op_t = CUBLAS_OP_T, op_n = CUBLAS_OP_N;
   TTLPRED_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_t, sizeof(op_t)));
   TTLPRED_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_n, sizeof(op_n)));
-  if (gemm_mode != GemmMode::Int8ToI32) {
+  if (g.mode != GemmMode::Int8ToI32) {
     const cublasLtEpilogue_t epi = g.act == Activation::Relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     TTLPRED_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
     const void* bias = g.bias.get();
     TTLPRED_CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
   }
-  if (gemm_mode == GemmMode::Int8Epilog) {
+  if (g.mode == GemmMode::Int8Epilog) {
     const std::int32_t mode = CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_ZERO;
     TTLPRED_CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, &mode, sizeof(mode)));
@@ -277,7 +275,7 @@ std::unique_ptr<LtMatmul> CudaPlan::Impl::make_matmul(std::size_t l, std::size_t
   (void)cublasLtMatmulPreferenceDestroy(pref);
   TTLPRED_CUBLAS_CHECK(st);
   if (found == 0 || result.state != CUBLAS_STATUS_SUCCESS)
-    throw Error("cuBLASLt: no matmul algorithm for variant " + std::string(to_string(variant)) + ", layer " +
+    throw Error("cuBLASLt: no matmul algorithm for variant " + std::string(engine::variant_name(variant)) + ", layer " +
                 std::to_string(l) + " (" + std::to_string(g.in_pad) + " -> " + std::to_string(g.out_pad) +
                 "), batch " + std::to_string(batch));
   m->algo = result.algo;
@@ -291,12 +289,12 @@ int CudaPlan::Impl::fused_tiles(std::size_t batch) const {
 }
 
 void CudaPlan::Impl::enqueue_kernels(std::size_t batch, const BatchEntry& e) {
-  if (variant == CudaVariant::Fused) {
+  if (fused_kernel) {
     detail::launch_fused(fused, batch, fused_tiles(batch), fused_width, stream);
     return;
   }
   const ElemType first_type = hidden.empty() ? final_in_type : act_type;
-  detail::launch_gather(gather, batch, first_type, first_in_scale, act[0].get(), stream);
+  detail::launch_gather(gather, batch, first_type, first_q, act[0].get(), stream);
   int cur = 0;
   const float one_f = 1.0f, zero_f = 0.0f;
   const std::int32_t one_i = 1, zero_i = 0;
@@ -305,15 +303,20 @@ void CudaPlan::Impl::enqueue_kernels(std::size_t batch, const BatchEntry& e) {
     const LtMatmul& m = *e.matmuls[l];
     void* x = act[cur].get();
     void* y = act[1 - cur].get();
-    if (gemm_mode == GemmMode::Int8ToI32) {
+    if (g.mode == GemmMode::Int8ToI32) {
       TTLPRED_CUBLAS_CHECK(cublasLtMatmul(lt, m.desc, &one_i, g.weight.get(), m.a, x, m.b, &zero_i, acc_i32.get(), m.d,
                                           acc_i32.get(), m.d, &m.algo, workspace.get(), kWorkspaceBytes, stream));
-      const bool last_hidden = l + 1 == hidden.size();
+      detail::FoldedArgs folded;
+      if (g.folds_embeddings) {
+        folded.folded = emb_folded.as<float>();
+        folded.offset = emb_folded_offset.as<std::uint64_t>();
+        folded.cats = d_cats.as<std::uint32_t>();
+        folded.n_cat = static_cast<std::uint32_t>(n_cat);
+      }
       detail::launch_requant(acc_i32.as<std::int32_t>(), batch, g.out_pad, g.in_scale, g.w_scale.as<float>(),
-                             g.bias.as<float>(), g.act, last_hidden ? final_in_type : ElemType::I8, g.out_scale, y,
-                             stream);
+                             g.bias.as<float>(), folded, g.act, ElemType::I8, g.out_q, y, stream);
     } else {
-      const void* alpha = gemm_mode == GemmMode::Int8Epilog ? g.alpha.get() : static_cast<const void*>(&one_f);
+      const void* alpha = g.mode == GemmMode::Int8Epilog ? g.alpha.get() : static_cast<const void*>(&one_f);
       TTLPRED_CUBLAS_CHECK(cublasLtMatmul(lt, m.desc, alpha, g.weight.get(), m.a, x, m.b, &zero_f, y, m.d, y, m.d,
                                           &m.algo, workspace.get(), kWorkspaceBytes, stream));
       if (g.act == Activation::LeakyRelu) detail::launch_leaky_relu_inplace(y, act_type, batch * g.out_pad, stream);
@@ -368,7 +371,7 @@ BatchEntry& CudaPlan::Impl::entry(std::size_t batch) {
   if (it != batches.end()) return *it->second;
   if (batches.size() >= kMaxCachedBatchSizes) batches.clear();  // many distinct sizes: start over
   auto e = std::make_unique<BatchEntry>();
-  if (variant != CudaVariant::Fused)
+  if (!fused_kernel)
     for (std::size_t l = 0; l < hidden.size(); ++l) e->matmuls.push_back(make_matmul(l, batch));
   // One pass outside any capture first: kernels (ours and cuBLASLt's) load lazily on first
   // use, and a failing launch reports here with a plain error rather than as a broken capture.
@@ -398,6 +401,7 @@ void CudaPlan::predict_staged(std::size_t batch) {
   if (batch > p.options.max_batch)
     throw Error("CUDA predict_staged: batch " + std::to_string(batch) + " exceeds the plan's max_batch " +
                 std::to_string(p.options.max_batch));
+  if (p.n_cat) check_category_indices(p.cardinality.data(), p.n_cat, p.h_cats.as<std::uint32_t>(), batch, "CUDA predict");
   TTLPRED_CUDA_CHECK(cudaSetDevice(p.options.device));
   BatchEntry& e = p.entry(batch);
   TTLPRED_CUDA_CHECK(cudaGraphLaunch(e.full, p.stream));
@@ -409,6 +413,7 @@ void CudaPlan::predict(const float* host_dense, const std::uint32_t* host_cats, 
   if (batch == 0) return;
   if ((p.dense_inputs && !host_dense) || (p.n_cat && !host_cats) || !host_out)
     throw Error("CUDA predict: null input or output pointer");
+  if (p.n_cat) check_category_indices(p.cardinality.data(), p.n_cat, host_cats, batch, "CUDA predict");
   for (std::size_t done = 0; done < batch;) {
     const std::size_t n = std::min(batch - done, p.options.max_batch);
     if (p.dense_inputs)
@@ -447,7 +452,15 @@ double CudaPlan::device_time_us(std::size_t batch, int iterations) {
 float* CudaPlan::staging_dense() { return need(impl_).h_dense.as<float>(); }
 std::uint32_t* CudaPlan::staging_cats() { return need(impl_).h_cats.as<std::uint32_t>(); }
 const float* CudaPlan::staging_out() const { return need(impl_).h_out.as<float>(); }
-CudaVariant CudaPlan::variant() const { return need(impl_).variant; }
+engine::Variant CudaPlan::variant() const { return need(impl_).variant; }
+
+std::string CudaPlan::form() const {
+  const Impl& p = need(impl_);
+  std::string f(engine::variant_name(p.variant));
+  if (p.fused_kernel) f += "/fused";
+  if (p.variant == engine::Variant::Int8Static && p.options.int8_requant_kernel) f += "/requant";
+  return f;
+}
 std::size_t CudaPlan::max_batch() const { return need(impl_).options.max_batch; }
 std::size_t CudaPlan::dense_inputs() const { return need(impl_).dense_inputs; }
 std::size_t CudaPlan::cat_inputs() const { return need(impl_).n_cat; }
@@ -456,8 +469,8 @@ std::size_t CudaPlan::outputs() const { return need(impl_).n_out; }
 std::string CudaPlan::describe() const {
   const Impl& p = need(impl_);
   std::ostringstream s;
-  s << to_string(p.variant) << ": " << p.note;
-  if (p.variant == CudaVariant::Fused) {
+  s << engine::variant_name(p.variant) << ": " << p.note;
+  if (p.fused_kernel) {
     s << " one fused kernel (fp16 WMMA), " << p.fused.hidden << " hidden layers up to width " << p.fused.max_width_pad
       << ", up to " << 16 * p.fused_max_tiles << " rows per block, "
       << (p.fused_width ? "width " + std::to_string(p.fused_width) + " specialization;" : "general widths;");
@@ -465,11 +478,14 @@ std::string CudaPlan::describe() const {
     s << " gather -> [";
     for (std::size_t l = 0; l < p.hidden.size(); ++l)
       s << (l ? ", " : "") << p.hidden[l].in_pad << "x" << p.hidden[l].out_pad;
-    s << "] cuBLASLt "
-      << (p.gemm_mode == GemmMode::Float        ? "bias/ReLU epilogue"
-          : p.gemm_mode == GemmMode::Int8Epilog ? "int8 out, per-channel alpha + bias/ReLU epilogue"
-                                                : "int32 out + requant kernel")
-      << ";";
+    s << "] cuBLASLt";
+    for (const GemmLayer& g : p.hidden)
+      s << (g.mode == GemmMode::Float        ? " bias/ReLU epilogue"
+            : g.mode == GemmMode::Int8Epilog ? " int8-out alpha+bias/ReLU epilogue"
+                                             : (g.folds_embeddings ? " int32-out + requant (+ folded embeddings)"
+                                                                   : " int32-out + requant"))
+        << ",";
+    s << ";";
   }
   s << " last layer " << p.final_in_pad << "->" << p.final_out << " warp dot product; " << p.batches.size()
     << " batch sizes captured as CUDA graphs";
@@ -495,9 +511,8 @@ detail::GatherArgs make_gather(const CudaPlan::Impl& p, std::uint32_t in, std::u
   return g;
 }
 
-// True when cuBLASLt has an int8-in, int8-out algorithm with the per-channel alpha vector and
-// bias epilogue for every hidden layer at a few batch sizes; otherwise the plan falls back to
-// int32 output and its own requantization kernel.
+// True when cuBLASLt has an algorithm for every hidden layer's matmul in its chosen mode at a
+// few batch sizes; otherwise the plan falls back to int32 output and its own requantization.
 bool int8_epilogue_available(CudaPlan::Impl& p) {
   for (std::size_t batch : {std::size_t{1}, std::size_t{16}, std::size_t{256}, p.options.max_batch}) {
     for (std::size_t l = 0; l < p.hidden.size(); ++l) {
@@ -511,12 +526,25 @@ bool int8_epilogue_available(CudaPlan::Impl& p) {
   return true;
 }
 
-// Runs up to 64 calibration rows through `plan` and compares with the FP64 reference.
-bool int8_epilogue_agrees(CudaPlan& plan, const MlpModel& model, const EncodedBatch& calib) {
-  const std::size_t rows = std::min<std::size_t>({calib.rows, 64, plan.max_batch()});
-  const std::vector<double> ref = reference_forward(model, calib.dense.data(), calib.cats.data(), rows);
+// Up to 64 rows on the calibrated range of the dense inputs (categories cycling through each
+// table) through `plan`, against the FP64 reference.
+bool int8_epilogue_agrees(CudaPlan& plan, const MlpModel& model, const quant::CalibrationTable& table) {
+  const std::size_t rows = std::min<std::size_t>(64, plan.max_batch());
+  const quant::ActivationRange r = table.layer_inputs.front();
+  std::vector<float> dense(rows * model.dense_inputs);
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (float& v : dense) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double u = static_cast<double>(state >> 11) * 0x1.0p-53;
+    v = static_cast<float>(r.lo + u * (r.hi - r.lo));
+  }
+  std::vector<std::uint32_t> cats(rows * model.embeddings.size());
+  for (std::size_t i = 0; i < cats.size(); ++i)
+    cats[i] = static_cast<std::uint32_t>((i / model.embeddings.size()) % model.embeddings[i % model.embeddings.size()].cardinality);
+  std::vector<double> ref(rows * plan.outputs());
+  reference_forward(model, dense.data(), cats.data(), rows, ref.data());
   std::vector<float> out(rows * plan.outputs());
-  plan.predict(calib.dense.data(), calib.cats.data(), rows, out.data());
+  plan.predict(dense.data(), cats.data(), rows, out.data());
   double ref_max = 0.0, err = 0.0;
   for (std::size_t i = 0; i < out.size(); ++i) {
     ref_max = std::max(ref_max, std::fabs(ref[i]));
@@ -526,22 +554,35 @@ bool int8_epilogue_agrees(CudaPlan& plan, const MlpModel& model, const EncodedBa
   return err <= 0.1 * std::max(1.0, ref_max);  // the int8 tolerance of the self-check
 }
 
+std::string variant_list() {
+  std::string names;
+  for (engine::Variant v : cuda_variants()) names += (names.empty() ? "" : ", ") + std::string(engine::variant_name(v));
+  return names;
+}
+
 }  // namespace
 
-CudaPlan compile_cuda(const MlpModel& model, CudaVariant variant, const CudaOptions& options) {
-  if (variant == CudaVariant::Sparse24)
-    throw Error("CUDA variant fp16-2:4 needs cuSPARSELt, which was not found when ttlpred was built");
+CudaPlan compile_cuda(const MlpModel& model, engine::Variant variant, const CudaOptions& options) {
+  using engine::Variant;
+  if (!cuda_runs(variant))
+    throw Error("the CUDA backend does not run variant '" + std::string(engine::variant_name(variant)) +
+                "' (it runs: " + variant_list() + ")");
   if (options.max_batch == 0) throw Error("CUDA options: max_batch must be > 0");
   if (options.fused_rows_per_block != 0 && options.fused_rows_per_block != 16 && options.fused_rows_per_block != 32 &&
       options.fused_rows_per_block != 64)
     throw Error("CUDA options: fused_rows_per_block must be 0, 16, 32 or 64, not " +
                 std::to_string(options.fused_rows_per_block));
-  const std::vector<PackedLayer> layers = pack_layers(model);  // validates
+  const std::vector<PackedLayer> layers = pack_layers(model);  // checks the model
   const PackedEmbeddings emb = pack_embeddings(model);
-  std::vector<float> act_scales;
-  if (variant == CudaVariant::Int8Static) {
-    if (!options.calibration) throw Error("CUDA variant int8-static needs a calibration batch (CudaOptions::calibration)");
-    act_scales = calibrate_activation_scales(model, *options.calibration);
+  const bool int8 = variant == Variant::Int8Static;
+  std::vector<Int8Grid> grids;
+  if (int8) {
+    if (!options.calibration)
+      throw Error("CUDA variant int8-static needs activation ranges (CudaOptions::calibration: the model file's "
+                  "int8 calibration)");
+    grids = int8_grids(*options.calibration, layers.size());
+    if (layers.size() < 2)
+      throw Error("CUDA variant int8-static needs at least one hidden layer (the last layer runs in float)");
   }
   if (cuda_device_count() <= options.device || options.device < 0)
     throw Error("CUDA: device " + std::to_string(options.device) + " not available (" +
@@ -552,9 +593,11 @@ CudaPlan compile_cuda(const MlpModel& model, CudaVariant variant, const CudaOpti
   p->variant = variant;
   p->options = options;
   p->options.calibration = nullptr;  // not owned; only needed here
+  p->fused_kernel = variant == Variant::Fp16 && options.fp16_fused_kernel;
   p->dense_inputs = model.dense_inputs;
   p->n_cat = model.embeddings.size();
   p->n_out = model.layers.back().out;
+  p->cardinality = emb.cardinality;
   const std::size_t B = options.max_batch;
   TTLPRED_CUDA_CHECK(cudaStreamCreateWithFlags(&p->stream, cudaStreamNonBlocking));
   TTLPRED_CUBLAS_CHECK(cublasLtCreate(&p->lt));
@@ -572,31 +615,41 @@ CudaPlan compile_cuda(const MlpModel& model, CudaVariant variant, const CudaOpti
   p->emb_card = DeviceBuffer::from(emb.cardinality);
   p->emb_col_table = DeviceBuffer::from(emb.column_table);
   p->emb_col_comp = DeviceBuffer::from(emb.column_component);
-  p->gather = make_gather(*p, layers.front().in, layers.front().in_pad);
+  // int8: layer 0 reads only the dense inputs; the embeddings arrive folded.
+  p->gather = int8 ? make_gather(*p, model.dense_inputs, layers.front().q_in_pad)
+                   : make_gather(*p, layers.front().in, layers.front().in_pad);
+  if (int8 && p->n_cat) {
+    p->emb_folded = DeviceBuffer::from(emb.folded);
+    p->emb_folded_offset = DeviceBuffer::from(emb.folded_offset);
+  }
 
   const PackedLayer& last = layers.back();
   p->final_in_pad = last.in_pad;
   p->final_out = last.out;
   p->final_act = last.act;
   {
+    // int8: the last layer multiplies its int8 inputs by its s8 weights' values, in float.
     std::vector<float> w(static_cast<std::size_t>(last.out) * last.in_pad);
-    std::copy_n(last.weight_f32.begin(), w.size(), w.begin());  // the first `out` padded rows
+    if (int8)
+      w = last.weight_dequant;
+    else
+      std::copy_n(last.weight_f32.begin(), w.size(), w.begin());  // the first `out` padded rows
     p->final_w = DeviceBuffer::from(w);
     p->final_b = DeviceBuffer::from(std::vector<float>(last.bias_f32.begin(), last.bias_f32.begin() + last.out));
   }
-  std::uint32_t widest = layers.front().in_pad;
+  std::uint32_t widest = std::max(layers.front().in_pad, layers.front().q_in_pad);
   for (const PackedLayer& l : layers) widest = std::max(widest, l.out_pad);
 
-  if (variant == CudaVariant::Fused) {
+  if (p->fused_kernel) {
     if (layers.size() - 1 > static_cast<std::size_t>(detail::kFusedMaxHidden))
-      throw Error("CUDA fused variant: at most " + std::to_string(detail::kFusedMaxHidden) + " hidden layers, model has " +
+      throw Error("CUDA fused kernel: at most " + std::to_string(detail::kFusedMaxHidden) + " hidden layers, model has " +
                   std::to_string(layers.size() - 1));
     int optin = 0;
     TTLPRED_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, options.device));
     int tiles = 4;
     while (tiles >= 1 && detail::fused_smem_bytes(widest, tiles) > static_cast<std::size_t>(optin)) tiles /= 2;
     if (tiles < 1)
-      throw Error("CUDA fused variant: width " + std::to_string(widest) + " needs " +
+      throw Error("CUDA fused kernel: width " + std::to_string(widest) + " needs " +
                   std::to_string(detail::fused_smem_bytes(widest, 1)) + " bytes of shared memory per block, device has " +
                   std::to_string(optin));
     p->fused_max_tiles = tiles;
@@ -621,72 +674,80 @@ CudaPlan compile_cuda(const MlpModel& model, CudaVariant variant, const CudaOpti
     return CudaPlan(std::move(p));
   }
 
-  p->act_type = variant == CudaVariant::Fp32 ? ElemType::F32 : variant == CudaVariant::Fp16 ? ElemType::F16 : ElemType::I8;
-  p->final_in_type = variant == CudaVariant::Fp32 ? ElemType::F32 : ElemType::F16;
+  p->act_type = variant == Variant::Fp32 ? ElemType::F32 : variant == Variant::Fp16 ? ElemType::F16 : ElemType::I8;
+  p->final_in_type = variant == Variant::Fp32 ? ElemType::F32 : int8 ? ElemType::I8 : ElemType::F16;
   for (std::size_t l = 0; l + 1 < layers.size(); ++l) {
     const PackedLayer& src = layers[l];
     GemmLayer g;
     g.in_pad = src.in_pad;
     g.out_pad = src.out_pad;
     g.act = src.act;
-    if (variant == CudaVariant::Fp32) {
+    if (variant == Variant::Fp32) {
       g.weight = DeviceBuffer::from(src.weight_f32);
       g.bias = DeviceBuffer::from(src.bias_f32);
-    } else if (variant == CudaVariant::Fp16) {
+    } else if (variant == Variant::Fp16) {
       g.weight = DeviceBuffer::from(src.weight_f16);
       g.bias = DeviceBuffer::from(src.bias_f16);
     } else {
+      g.in_pad = src.q_in_pad;
       g.weight = DeviceBuffer::from(src.weight_i8);
-      g.in_scale = act_scales[l];
-      g.out_scale = act_scales[l + 1];
+      g.in_scale = grids[l].scale;
+      g.out_q = int8_out(grids[l + 1]);
       g.w_scale = DeviceBuffer::from(src.weight_scale);
       g.bias = DeviceBuffer::from(src.bias_f32);
+      g.mode = GemmMode::Int8ToI32;
+      g.folds_embeddings = l == 0 && p->n_cat > 0;
     }
     p->hidden.push_back(std::move(g));
   }
-  if (variant == CudaVariant::Int8Static) {
-    p->first_in_scale = act_scales.front();
-    const bool all_relu = std::all_of(p->hidden.begin(), p->hidden.end(),
-                                      [](const GemmLayer& g) { return g.act != Activation::LeakyRelu; });
-    p->gemm_mode = GemmMode::Int8ToI32;
-    if (all_relu && !options.int8_requant_kernel) {
-      // Epilogue form: int8 out = sat(round(alpha[n] * acc + bias[n] / out_scale)), ReLU'd.
-      for (GemmLayer& g : p->hidden) {
-        std::vector<float> ws(g.out_pad), alpha(g.out_pad), bias(g.out_pad);
-        TTLPRED_CUDA_CHECK(cudaMemcpy(ws.data(), g.w_scale.get(), g.out_pad * sizeof(float), cudaMemcpyDeviceToHost));
-        TTLPRED_CUDA_CHECK(cudaMemcpy(bias.data(), g.bias.get(), g.out_pad * sizeof(float), cudaMemcpyDeviceToHost));
+  if (int8) {
+    p->first_q = int8_out(grids.front());
+    p->final_in_scale = grids.back().scale;
+    bool any_epilogue = false;
+    if (!options.int8_requant_kernel) {
+      // Epilogue form where it computes the same grid: int8 out = sat(round(alpha[n] * acc +
+      // bias[n] / out_scale)) and ReLU, which is the next layer's grid exactly when that grid
+      // is [0, 127] (zero point 0: a ReLU output's range). Layer 0 with embeddings must add
+      // the folded rows, which the epilogue cannot.
+      for (std::size_t l = 0; l < p->hidden.size(); ++l) {
+        GemmLayer& g = p->hidden[l];
+        const Int8Grid& next = grids[l + 1];
+        if (g.act != Activation::Relu || g.folds_embeddings || next.lo != 0.0f || next.hi != 127.0f) continue;
+        std::vector<float> alpha(g.out_pad), bias(layers[l].bias_f32);
         for (std::uint32_t n = 0; n < g.out_pad; ++n) {
-          alpha[n] = g.in_scale * ws[n] / g.out_scale;
-          bias[n] /= g.out_scale;
+          alpha[n] = g.in_scale * layers[l].weight_scale[n] * next.inv_scale;
+          bias[n] *= next.inv_scale;
         }
         g.alpha = DeviceBuffer::from(alpha);
         g.bias = DeviceBuffer::from(bias);
+        g.mode = GemmMode::Int8Epilog;
+        any_epilogue = true;
       }
-      p->gemm_mode = GemmMode::Int8Epilog;
-      if (!int8_epilogue_available(*p)) {
-        p->gemm_mode = GemmMode::Int8ToI32;
-        for (std::size_t l = 0; l + 1 < layers.size(); ++l)  // back to unscaled bias for the requant kernel
-          p->hidden[l].bias = DeviceBuffer::from(layers[l].bias_f32);
+      if (any_epilogue && !int8_epilogue_available(*p)) {
+        any_epilogue = false;
+        for (std::size_t l = 0; l < p->hidden.size(); ++l)  // back to unscaled bias for the requant kernel
+          if (p->hidden[l].mode == GemmMode::Int8Epilog) {
+            p->hidden[l].mode = GemmMode::Int8ToI32;
+            p->hidden[l].bias = DeviceBuffer::from(layers[l].bias_f32);
+          }
       }
     }
-    if (p->gemm_mode == GemmMode::Int8Epilog) {
-      p->final_in_type = ElemType::I8;
-      p->final_in_scale = act_scales.back();
-    }
-    p->int8_epilogue_self_test = p->gemm_mode == GemmMode::Int8Epilog;
-    p->acc_i32 = DeviceBuffer(p->gemm_mode == GemmMode::Int8ToI32 ? B * widest * sizeof(std::int32_t) : 0);
+    p->int8_epilogue_self_test = any_epilogue;
+    const bool any_i32 = std::any_of(p->hidden.begin(), p->hidden.end(),
+                                     [](const GemmLayer& g) { return g.mode == GemmMode::Int8ToI32; });
+    p->acc_i32 = DeviceBuffer(any_i32 ? B * widest * sizeof(std::int32_t) : 0);
   }
   const std::size_t act_bytes = B * widest * std::max(elem_bytes(p->act_type), elem_bytes(p->final_in_type));
   p->act[0] = DeviceBuffer(act_bytes);
   p->act[1] = DeviceBuffer(act_bytes);
   CudaPlan plan(std::move(p));
   if (plan.impl_->int8_epilogue_self_test && !int8_epilogue_agrees(plan, model, *options.calibration)) {
-    // cuBLASLt accepted the int8-out epilogue but its numbers disagree with the reference on
-    // calibration rows: use the int32 + requantization form, which is plain arithmetic.
+    // cuBLASLt accepted the int8-out epilogue but its numbers disagree with the reference:
+    // use the int32 + requantization form, which is plain arithmetic.
     CudaOptions fallback = options;
     fallback.int8_requant_kernel = true;
     CudaPlan safe = compile_cuda(model, variant, fallback);
-    safe.impl_->note = "int8 epilogue form failed its self-test on calibration rows; ";
+    safe.impl_->note = "int8 epilogue form failed its self-test; ";
     return safe;
   }
   return plan;

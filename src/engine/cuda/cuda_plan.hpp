@@ -1,5 +1,5 @@
 #pragma once
-// The CUDA backend's public face (issue 7). Plain C++: callers (CLI, tests, serve) include
+// The CUDA backend's public face. Plain C++: callers (CLI, tests, serve) include
 // this without the CUDA headers; everything CUDA lives behind CudaPlan's pimpl.
 //
 // A plan owns one stream, device copies of the packed weights, pinned host staging buffers
@@ -13,38 +13,38 @@
 #include <string_view>
 #include <vector>
 
-#include "features/encoded_batch.hpp"
+#include "engine/variant.hpp"
 #include "model/mlp.hpp"
+#include "quant/calibration.hpp"
 
 namespace ttlpred::cuda {
 
-enum class CudaVariant : std::uint8_t {
-  Fp32,        // cuBLASLt, fp32 in/out, fp32 compute (no TF32), bias+ReLU epilogue
-  Fp16,        // cuBLASLt, fp16 activations and weights, fp32 accumulate, tensor cores
-  Int8Static,  // cuBLASLt int8 x int8 -> int32 tensor cores; static per-layer activation
-               // scales from a calibration batch, per-output-channel weight scales
-  Fused,       // one hand-written kernel for the whole MLP, fp16 WMMA, fp32 accumulate
-  Sparse24,    // "fp16-2:4": 2:4 structured sparsity via cuSPARSELt; not built (cuSPARSELt absent)
-};
-
-std::string_view to_string(CudaVariant v);
-// Accepts the names to_string gives ("fp32", "fp16", "int8-static", "fused", "fp16-2:4").
-std::optional<CudaVariant> parse_cuda_variant(std::string_view name);
-// The variants this build can compile (Sparse24 only where cuSPARSELt was found).
-std::vector<CudaVariant> built_cuda_variants();
+// The variants of the one vocabulary (engine/variant.hpp) this backend runs:
+//   fp32         cuBLASLt, fp32 in/out, fp32 compute (no TF32), bias+ReLU epilogue
+//   fp16         cuBLASLt, fp16 activations and weights, fp32 accumulate, tensor cores; or
+//                (CudaOptions::fp16_fused_kernel) one hand-written kernel for the whole MLP,
+//                fp16 WMMA, fp32 accumulate
+//   int8-static  cuBLASLt int8 x int8 -> int32 tensor cores on the model file's affine u8
+//                activation grid (quant/, the grid the CPU engine and QAT use) and the CPU's
+//                per-channel s8 weights; embeddings folded through layer 0 in float
+// fp16-2:4 would need cuSPARSELt, which is not built.
+std::vector<engine::Variant> cuda_variants();
+bool cuda_runs(engine::Variant v);
 
 struct CudaOptions {
   int device = 0;
   // Largest batch one graph replay handles; predict() splits larger batches into chunks.
   std::size_t max_batch = 65536;
-  // Int8Static only: the rows whose per-layer activation ranges fix the quantization scales
-  // (symmetric, max |min|,|max| / 127). Required for Int8Static, ignored otherwise.
-  const EncodedBatch* calibration = nullptr;
-  // Int8Static only: run each int8 matmul to int32 and requantize in a kernel of ours, instead
+  // int8-static only: the activation ranges (a model file's int8 calibration, or
+  // quant::calibrate); required for int8-static, ignored otherwise. Not kept after compile.
+  const quant::CalibrationTable* calibration = nullptr;
+  // int8-static only: run each int8 matmul to int32 and requantize in a kernel of ours, instead
   // of cuBLASLt's int8-out epilogue (per-channel alpha vector, bias, ReLU). The epilogue form
   // is the default and falls back to this by itself where cuBLASLt has no algorithm for it.
   bool int8_requant_kernel = false;
-  // Fused only: rows per thread block (16, 32 or 64); 0 picks by batch size.
+  // fp16 only: the whole MLP in one kernel (fp16 WMMA) instead of a cuBLASLt matmul per layer.
+  bool fp16_fused_kernel = false;
+  // The fused kernel only: rows per thread block (16, 32 or 64); 0 picks by batch size.
   int fused_rows_per_block = 0;
 };
 
@@ -65,15 +65,17 @@ class CudaPlan {
 
   // Whole forward pass, host memory to host memory: `host_dense` is batch x dense_inputs,
   // `host_cats` batch x embeddings.size() (may be null when there are no embeddings),
-  // `host_out` batch x last layer width. Category indices >= the table's cardinality are
-  // mapped to the OOV row 0, as the CPU engine does. Not thread-safe (one stream, one set of
-  // staging buffers): use one plan per thread.
+  // `host_out` batch x last layer width. Throws ttlpred::Error on a category index at or past
+  // its table's cardinality, before any copy (model/model_input.hpp: the rule of every
+  // backend). Not thread-safe (one stream, one set of staging buffers): use one plan per
+  // thread, or the locking CudaBackend (engine/cuda/cuda_backend.hpp).
   void predict(const float* host_dense, const std::uint32_t* host_cats, std::size_t batch,
                float* host_out);
 
   // The same, for callers that write straight into the plan's pinned staging buffers
   // (saves one host memcpy each way): fill staging_dense()/staging_cats() for `batch` <=
-  // max_batch() rows, call predict_staged(batch), read staging_out().
+  // max_batch() rows, call predict_staged(batch), read staging_out(). The staged category
+  // indices are checked as predict() checks them.
   float* staging_dense();
   std::uint32_t* staging_cats();
   const float* staging_out() const;
@@ -84,7 +86,10 @@ class CudaPlan {
   // The inputs are whatever the device buffers hold (zeros at first).
   double device_time_us(std::size_t batch, int iterations);
 
-  CudaVariant variant() const;
+  engine::Variant variant() const;
+  // The variant and the form it runs in: "fp32", "fp16", "fp16/fused", "int8-static",
+  // "int8-static/requant".
+  std::string form() const;
   std::size_t max_batch() const;
   std::size_t dense_inputs() const;
   std::size_t cat_inputs() const;
@@ -96,13 +101,14 @@ class CudaPlan {
 
  private:
   explicit CudaPlan(std::unique_ptr<Impl> impl);
-  friend CudaPlan compile_cuda(const MlpModel&, CudaVariant, const CudaOptions&);
+  friend CudaPlan compile_cuda(const MlpModel&, engine::Variant, const CudaOptions&);
   std::unique_ptr<Impl> impl_;
 };
 
-// Packs `model` for `variant` on `options.device`. Throws ttlpred::Error on a bad model, a
-// variant this build lacks, a missing calibration batch (Int8Static), or any CUDA/cuBLASLt
-// failure (the message names the call that failed).
-CudaPlan compile_cuda(const MlpModel& model, CudaVariant variant, const CudaOptions& options = {});
+// Packs `model` for `variant` on `options.device`. Throws ttlpred::Error on a bad model
+// (check_mlp), a variant this backend does not run, missing or mismatched activation ranges
+// (int8-static), an int8-static model without a hidden layer, or any CUDA/cuBLASLt failure
+// (the message names the call that failed).
+CudaPlan compile_cuda(const MlpModel& model, engine::Variant variant, const CudaOptions& options = {});
 
 }  // namespace ttlpred::cuda

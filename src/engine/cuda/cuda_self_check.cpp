@@ -7,6 +7,8 @@
 #include <random>
 
 #include "engine/cuda/cuda_pack.hpp"
+#include "model/reference_forward.hpp"
+#include "quant/calibration.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred::cuda {
@@ -67,23 +69,37 @@ EncodedBatch make_random_batch(const MlpModel& model, std::size_t rows, std::uin
   b.cats.resize(rows * b.cat_width);
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t j = 0; j < b.cat_width; ++j) {
-      const std::uint32_t card = b.cat_cardinality[j];
-      // One in sixteen past the table, to exercise the OOV fallback.
-      std::uniform_int_distribution<std::uint32_t> pick(0, card + card / 15);
+      std::uniform_int_distribution<std::uint32_t> pick(0, b.cat_cardinality[j] - 1);
       b.cats[r * b.cat_width + j] = pick(rng);
     }
   return b;
 }
 
-double variant_tolerance(CudaVariant variant) {
+double variant_tolerance(engine::Variant variant) {
   switch (variant) {
-    case CudaVariant::Fp32: return 1e-4;      // fp32 throughout, only summation order differs
-    case CudaVariant::Fp16:                   // fp16 inputs/weights/activations, fp32 accumulate
-    case CudaVariant::Fused: return 2e-2;
-    case CudaVariant::Int8Static: return 1e-1;  // static per-layer scales, 8 bits per layer
-    case CudaVariant::Sparse24: return 2e-2;
+    case engine::Variant::Fp32: return 1e-4;        // fp32 throughout, only summation order differs
+    case engine::Variant::Int8Static: return 1e-1;  // static per-layer grids, 8 bits per layer
+    default: return 2e-2;                           // fp16 inputs/weights/activations, fp32 accumulate
   }
-  return 0.0;
+}
+
+std::vector<CudaForm> cuda_forms() {
+  std::vector<CudaForm> forms;
+  for (engine::Variant v : cuda_variants()) {
+    forms.push_back({std::string(engine::variant_name(v)), v});
+    if (v == engine::Variant::Int8Static) forms.push_back({"int8-static/requant", v, true, false});
+    if (v == engine::Variant::Fp16) forms.push_back({"fused", v, false, true});
+  }
+  return forms;
+}
+
+CudaForm cuda_form(const std::string& name) {
+  std::string known;
+  for (const CudaForm& f : cuda_forms()) {
+    if (f.name == name) return f;
+    known += (known.empty() ? "" : ", ") + f.name;
+  }
+  throw Error("unknown CUDA variant '" + name + "' (" + known + ")");
 }
 
 namespace {
@@ -126,21 +142,14 @@ void check_batch(CudaPlan& plan, const EncodedBatch& data, const std::vector<dou
 
 std::vector<std::string> self_check_forms() {
   std::vector<std::string> names;
-  for (CudaVariant v : built_cuda_variants()) {
-    names.emplace_back(to_string(v));
-    if (v == CudaVariant::Int8Static) names.emplace_back("int8-static/requant");
-  }
+  for (const CudaForm& f : cuda_forms()) names.push_back(f.name);
   return names;
 }
 
 std::vector<CheckResult> run_self_check(std::ostream& log, int device, const std::vector<std::string>& only) {
-  const std::vector<std::string> known = self_check_forms();
-  for (const std::string& name : only)
-    if (std::find(known.begin(), known.end(), name) == known.end())
-      throw Error("unknown CUDA variant '" + name + "' (fp32, fp16, int8-static, int8-static/requant, fused)");
-  const auto wanted = [&](const std::string& name) {
-    return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
-  };
+  std::vector<CudaForm> forms;
+  for (const std::string& name : only) forms.push_back(cuda_form(name));  // refuses an unknown name
+  if (only.empty()) forms = cuda_forms();
   std::vector<Case> cases;
   {
     Case c{"bench-shape", {}, 4096};
@@ -176,26 +185,18 @@ std::vector<CheckResult> run_self_check(std::ostream& log, int device, const std
   for (const Case& c : cases) {
     const MlpModel model = make_random_model(c.spec, seed++);
     const EncodedBatch data = make_random_batch(model, rows, seed++);
-    const EncodedBatch calib = make_random_batch(model, 2048, seed++);
-    const std::vector<double> ref = reference_forward(model, data.dense.data(), data.cats.data(), rows);
-    struct Form {
-      CudaVariant variant;
-      bool requant;
-      std::string label;
-    };
-    std::vector<Form> forms;
-    for (CudaVariant v : built_cuda_variants()) {
-      if (wanted(std::string(to_string(v)))) forms.push_back({v, false, std::string(to_string(v))});
-      if (v == CudaVariant::Int8Static && wanted("int8-static/requant"))
-        forms.push_back({v, true, "int8-static/requant"});
-    }
-    for (const Form& f : forms) {
-      const std::string label = f.label + " " + c.name;
+    const quant::CalibrationTable calib = quant::calibrate(model, make_random_batch(model, 2048, seed++));
+    std::vector<double> ref(rows * model.layers.back().out);
+    reference_forward(model, data.dense.data(), data.cats.data(), rows, ref.data());
+    for (const CudaForm& f : forms) {
+      const std::string label = f.name + " " + c.name;
       CudaOptions opt;
       opt.device = device;
       opt.max_batch = c.max_batch;
       opt.calibration = &calib;
-      opt.int8_requant_kernel = f.requant;
+      opt.int8_requant_kernel = f.int8_requant_kernel;
+      opt.fp16_fused_kernel = f.fp16_fused_kernel;
+      if (f.variant == engine::Variant::Int8Static && model.layers.size() < 2) continue;  // refused by design
       CudaPlan plan;
       try {
         plan = compile_cuda(model, f.variant, opt);

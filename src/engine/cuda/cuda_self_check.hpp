@@ -1,6 +1,7 @@
 #pragma once
 // Random models and batches, and a GoogleTest-free correctness check of every built variant
-// against the FP64 host forward (reference_forward). bench/gpu-check.sh runs it through
+// against the FP64 reference the CPU engine is checked against (model/reference_forward.hpp;
+// int8-static on activation ranges from quant::calibrate). bench/gpu-check.sh runs it through
 // ttlpred_gpu_check on machines that have a GPU but not the Debian -dev packages.
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "engine/cuda/cuda_plan.hpp"
+#include "model/model_input.hpp"
 
 namespace ttlpred::cuda {
 
@@ -25,12 +27,25 @@ MlpModel make_random_model(const RandomModelSpec& spec, std::uint64_t seed);
 // A model of the given first-layer width and layer widths ("96,256,256,256,1"): when the
 // first width exceeds 32, its last 16 inputs are two 8-wide embeddings (cardinality 64).
 MlpModel make_bench_model(const std::vector<std::uint32_t>& shape, std::uint64_t seed);
-// Dense features uniform in [-2, 2]; category indices mostly in range, some past the table
-// (they must read the OOV row).
+// Dense features uniform in [-2, 2]; category indices uniform over each table (an index
+// past it is an error on every backend, tested apart).
 EncodedBatch make_random_batch(const MlpModel& model, std::size_t rows, std::uint64_t seed);
 
 // Error bound for `variant`: |gpu - ref| <= tolerance * max(1, max |ref|).
-double variant_tolerance(CudaVariant variant);
+double variant_tolerance(engine::Variant variant);
+
+// One way to run a variant on the GPU: the variant and the CudaOptions switches of its form,
+// under the name the tools and bench/gpu-check.sh use ("fused": fp16 on the fused kernel).
+struct CudaForm {
+  std::string name;
+  engine::Variant variant;
+  bool int8_requant_kernel = false;
+  bool fp16_fused_kernel = false;
+};
+// Every form of every variant the backend runs (cuda_variants()).
+std::vector<CudaForm> cuda_forms();
+// Throws ttlpred::Error listing the known names.
+CudaForm cuda_form(const std::string& name);
 
 struct CheckResult {
   std::string what;  // "fp16 odd-widths batch=33 rows=[0,33)"

@@ -19,26 +19,29 @@ unsigned blocks_for(std::size_t n) {
   return static_cast<unsigned>(std::clamp<std::size_t>(b, 1, std::size_t{1} << 20));
 }
 
-__global__ void gather_kernel(GatherArgs g, std::size_t batch, ElemType out_type, float inv_scale, void* out) {
+__global__ void gather_kernel(GatherArgs g, std::size_t batch, ElemType out_type, Int8Out q, void* out) {
   const std::size_t total = batch * g.in_pad;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const std::size_t row = i / g.in_pad;
     const std::uint32_t col = static_cast<std::uint32_t>(i % g.in_pad);
     const float v = gather_value(g, row, col);
-    store_as(out, i, out_type, v, inv_scale);
+    store_as(out, i, out_type, v, q);
   }
 }
 
 __global__ void requant_kernel(const std::int32_t* acc, std::size_t batch, std::uint32_t n_pad, float in_scale,
-                               const float* w_scale, const float* bias, Activation act, ElemType out_type,
-                               float inv_out_scale, void* out) {
+                               const float* w_scale, const float* bias, FoldedArgs f, Activation act,
+                               ElemType out_type, Int8Out q, void* out) {
   const std::size_t total = batch * n_pad;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const std::uint32_t n = static_cast<std::uint32_t>(i % n_pad);
-    const float v = activate(static_cast<float>(acc[i]) * (in_scale * w_scale[n]) + bias[n], act);
-    store_as(out, i, out_type, v, inv_out_scale);
+    const std::size_t row = i / n_pad;
+    float v = static_cast<float>(acc[i]) * (in_scale * w_scale[n]) + bias[n];
+    for (std::uint32_t j = 0; j < f.n_cat; ++j)
+      v += f.folded[f.offset[j] + static_cast<std::size_t>(f.cats[row * f.n_cat + j]) * n_pad + n];
+    store_as(out, i, out_type, activate(v, act), q);
   }
 }
 
@@ -74,19 +77,19 @@ __global__ void final_layer_kernel(const void* x, ElemType x_type, float x_scale
 
 }  // namespace
 
-void launch_gather(const GatherArgs& g, std::size_t batch, ElemType out_type, float out_scale, void* out,
+void launch_gather(const GatherArgs& g, std::size_t batch, ElemType out_type, Int8Out q, void* out,
                    cudaStream_t stream) {
   const std::size_t n = batch * g.in_pad;
-  gather_kernel<<<blocks_for(n), kThreads, 0, stream>>>(g, batch, out_type, 1.0f / out_scale, out);
+  gather_kernel<<<blocks_for(n), kThreads, 0, stream>>>(g, batch, out_type, q, out);
   TTLPRED_CUDA_CHECK(cudaGetLastError());
 }
 
 void launch_requant(const std::int32_t* acc, std::size_t batch, std::uint32_t n_pad, float in_scale,
-                    const float* w_scale, const float* bias, Activation act, ElemType out_type, float out_scale,
-                    void* out, cudaStream_t stream) {
+                    const float* w_scale, const float* bias, const FoldedArgs& folded, Activation act,
+                    ElemType out_type, Int8Out q, void* out, cudaStream_t stream) {
   const std::size_t n = batch * n_pad;
-  requant_kernel<<<blocks_for(n), kThreads, 0, stream>>>(acc, batch, n_pad, in_scale, w_scale, bias, act, out_type,
-                                                        1.0f / out_scale, out);
+  requant_kernel<<<blocks_for(n), kThreads, 0, stream>>>(acc, batch, n_pad, in_scale, w_scale, bias, folded, act,
+                                                        out_type, q, out);
   TTLPRED_CUDA_CHECK(cudaGetLastError());
 }
 

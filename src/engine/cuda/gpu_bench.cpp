@@ -56,9 +56,9 @@ Stats time_calls(F&& call, double budget_s) {
   return {at(0.5), at(0.99)};
 }
 
-double peak_for(CudaVariant v, const GpuBenchOptions& o) {
-  if (v == CudaVariant::Int8Static) return o.peak_int8_tops;
-  if (v == CudaVariant::Fp32) return o.peak_fp32_tflops;
+double peak_for(engine::Variant v, const GpuBenchOptions& o) {
+  if (v == engine::Variant::Int8Static) return o.peak_int8_tops;
+  if (v == engine::Variant::Fp32) return o.peak_fp32_tflops;
   return o.peak_fp16_tflops;
 }
 
@@ -70,7 +70,7 @@ std::vector<GpuBenchRow> run_gpu_bench(const GpuBenchOptions& o, std::ostream& t
   const std::vector<std::string> names = o.variants.empty() ? self_check_forms() : o.variants;
   const MlpModel model = make_bench_model(o.shape, 42);
   const EncodedBatch data = make_random_batch(model, o.max_batch, 43);
-  const EncodedBatch calib = make_random_batch(model, 2048, 44);
+  const quant::CalibrationTable calib = quant::calibrate(model, make_random_batch(model, 2048, 44));
   double flops_per_row = 0;
   for (const DenseLayer& d : model.layers) flops_per_row += 2.0 * d.in * d.out;
 
@@ -88,16 +88,15 @@ std::vector<GpuBenchRow> run_gpu_bench(const GpuBenchOptions& o, std::ostream& t
   std::vector<GpuBenchRow> rows;
   std::vector<std::string> roofline;
   for (const std::string& name : names) {
-    const bool requant = name == "int8-static/requant";
-    const auto variant = requant ? std::optional<CudaVariant>(CudaVariant::Int8Static) : parse_cuda_variant(name);
-    if (!variant) throw Error("unknown CUDA variant '" + name + "' (fp32, fp16, int8-static, int8-static/requant, fused)");
+    const CudaForm form = cuda_form(name);  // throws listing the names
     CudaOptions opt;
     opt.device = o.device;
     opt.max_batch = o.max_batch;
     opt.calibration = &calib;
-    opt.int8_requant_kernel = requant;
+    opt.int8_requant_kernel = form.int8_requant_kernel;
+    opt.fp16_fused_kernel = form.fp16_fused_kernel;
     try {
-      CudaPlan plan = compile_cuda(model, *variant, opt);
+      CudaPlan plan = compile_cuda(model, form.variant, opt);
       table << "# " << name << ": " << plan.describe() << "\n";
       std::vector<float> out(o.max_batch * plan.outputs());
       for (std::size_t b = o.min_batch; b <= o.max_batch; b *= 2) {
@@ -129,7 +128,7 @@ std::vector<GpuBenchRow> run_gpu_bench(const GpuBenchOptions& o, std::ostream& t
       }
       const GpuBenchRow& big = rows.back();
       const double tops = flops_per_row * static_cast<double>(big.batch) / (big.device_us * 1e-6) / 1e12;
-      const double peak = peak_for(*variant, o);
+      const double peak = peak_for(form.variant, o);
       std::snprintf(line, sizeof line, "roofline %-20s batch %zu: %.1f T(FL)OPS/s device-only = %.1f%% of %.0f peak\n",
                     name.c_str(), big.batch, tops, 100.0 * tops / peak, peak);
       roofline.emplace_back(line);

@@ -27,15 +27,32 @@ struct GatherArgs {
   std::uint32_t in = 0, in_pad = 0;     // first layer's width, and padded (zeros past `in`)
 };
 
-// X0[b][c] for c < in_pad, written as `out_type` (int8: round(x / out_scale), saturated).
-void launch_gather(const GatherArgs& g, std::size_t batch, ElemType out_type, float out_scale, void* out,
+// How a value is stored as int8: s8 = clamp(rint(v * inv_scale), lo, hi), the affine grid
+// of cuda_pack.hpp's Int8Grid (ignored for f16 / f32 outputs).
+struct Int8Out {
+  float inv_scale = 1.0f, lo = -127.0f, hi = 127.0f;
+};
+
+// X0[b][c] for c < in_pad, written as `out_type`. Category indices are in range: the host
+// checked them (model/model_input.hpp) before the copy.
+void launch_gather(const GatherArgs& g, std::size_t batch, ElemType out_type, Int8Out q, void* out,
                    cudaStream_t stream);
 
+// Embeddings folded through layer 0 (cuda_pack.hpp's PackedEmbeddings::folded): the int8
+// path's layer 0 adds folded[offset[j] + cats[b][j] * n_pad + n] for each j before its
+// activation, as the CPU's fused plans do.
+struct FoldedArgs {
+  const float* folded = nullptr;
+  const std::uint64_t* offset = nullptr;  // per embedding
+  const std::uint32_t* cats = nullptr;    // batch x n_cat
+  std::uint32_t n_cat = 0;                // 0: nothing folded
+};
+
 // int8 path without the fused cuBLASLt epilogue: acc (int32, batch x n_pad) ->
-// act(acc * in_scale * w_scale[n] + bias[n]) written as out_type (int8 with out_scale, or f16/f32).
+// act(acc * in_scale * w_scale[n] + bias[n] + folded) written as out_type (int8 by `q`, or f16/f32).
 void launch_requant(const std::int32_t* acc, std::size_t batch, std::uint32_t n_pad, float in_scale,
-                    const float* w_scale, const float* bias, Activation act, ElemType out_type, float out_scale,
-                    void* out, cudaStream_t stream);
+                    const float* w_scale, const float* bias, const FoldedArgs& folded, Activation act,
+                    ElemType out_type, Int8Out q, void* out, cudaStream_t stream);
 
 // LeakyReLU in place (cuBLASLt has no LeakyReLU epilogue).
 void launch_leaky_relu_inplace(void* x, ElemType type, std::size_t count, cudaStream_t stream);

@@ -182,14 +182,10 @@ void qu8s8_gemm_32x32c4__amx(const PackedLayer& L, const LayerCall& c) {
 
 const KernelSet& avx512amx_kernels() {
   const KernelSet& base = avx512bf16_kernels();
-  static const KernelSet set = [&] {
-    KernelSet s = base;
-    s.gemm[static_cast<int>(WeightFormat::BF16Tiles)] = bf16_gemm_32x32c2__amx;
-    s.gemm_name[static_cast<int>(WeightFormat::BF16Tiles)] = "bf16_gemm_32x32c2__amx";
-    s.gemm[static_cast<int>(WeightFormat::QS8Tiles)] = qu8s8_gemm_32x32c4__amx;
-    s.gemm_name[static_cast<int>(WeightFormat::QS8Tiles)] = "qu8s8_gemm_32x32c4__amx";
-    return s;
-  }();
+  static const KernelSet set = make_kernel_set(&base,
+                                               {TTLPRED_GEMM(BF16Tiles, bf16_gemm_32x32c2__amx),
+                                                TTLPRED_GEMM(QS8Tiles, qu8s8_gemm_32x32c4__amx)},
+                                               base.quantize_dynamic, base.quantize_static, base.act_qmax);
   return set;
 }
 

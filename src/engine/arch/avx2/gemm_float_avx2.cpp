@@ -89,8 +89,8 @@ void gemm(const PackedLayer& L, const LayerCall& c) {
 
 }  // namespace
 
-void gemm_f32_avx2(const PackedLayer& L, const LayerCall& c) { gemm<F32W>(L, c); }
-void gemm_f16_avx2(const PackedLayer& L, const LayerCall& c) { gemm<F16W>(L, c); }
-void gemm_bf16_avx2(const PackedLayer& L, const LayerCall& c) { gemm<BF16W>(L, c); }
+void f32_gemm_4x16__avx2_fma(const PackedLayer& L, const LayerCall& c) { gemm<F32W>(L, c); }
+void f16_gemm_4x16__avx2_f16c(const PackedLayer& L, const LayerCall& c) { gemm<F16W>(L, c); }
+void bf16_gemm_4x16__avx2_fma(const PackedLayer& L, const LayerCall& c) { gemm<BF16W>(L, c); }
 
 }  // namespace ttlpred::engine::detail

@@ -17,7 +17,7 @@ struct MaddubsDot {
 
 }  // namespace
 
-void gemm_qs8_avx2(const PackedLayer& L, const LayerCall& c) {
+void qu8s8_gemm_4x16c4__avx2(const PackedLayer& L, const LayerCall& c) {
   switch (L.in_padded) {
     case 64: drive<Qs8Tile<MaddubsDot, 64>::template T>(L, c); break;
     case 128: drive<Qs8Tile<MaddubsDot, 128>::template T>(L, c); break;
@@ -26,6 +26,6 @@ void gemm_qs8_avx2(const PackedLayer& L, const LayerCall& c) {
   }
 }
 
-void gemm_qs8_sp24_avx2(const PackedLayer& L, const LayerCall& c) { drive<Qs8SparseTile<MaddubsDot>::template T>(L, c); }
+void qu8s8_sp24_gemm_4x16c8__avx2(const PackedLayer& L, const LayerCall& c) { drive<Qs8SparseTile<MaddubsDot>::template T>(L, c); }
 
 }  // namespace ttlpred::engine::detail

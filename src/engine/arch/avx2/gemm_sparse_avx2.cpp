@@ -65,6 +65,6 @@ struct F16SparseTile {
 
 }  // namespace
 
-void gemm_f16_sp24_avx2(const PackedLayer& L, const LayerCall& c) { drive<F16SparseTile>(L, c); }
+void f16_sp24_gemm_4x16__avx2_f16c(const PackedLayer& L, const LayerCall& c) { drive<F16SparseTile>(L, c); }
 
 }  // namespace ttlpred::engine::detail

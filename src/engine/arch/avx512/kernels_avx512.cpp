@@ -7,17 +7,25 @@
 #include "engine/arch/avx512/vec16_native.hpp"
 
 namespace ttlpred::engine::detail {
+namespace {
+using T = Avx512Tiles<Vec16Native>;
+constexpr GemmFn f32_gemm_8x32__avx512f = T::gemm_f32;
+constexpr GemmFn f16_gemm_8x32__avx512f = T::gemm_f16;
+constexpr GemmFn bf16_gemm_8x32__avx512f = T::gemm_bf16;
+constexpr GemmFn qu8s8_gemm_8x32c4__avx512bw = T::gemm_qs8<T::DotBw>;
+constexpr GemmFn f16_sp24_gemm_8x32__avx512f = T::gemm_f16_sp24;
+constexpr GemmFn qu8s8_sp24_gemm_8x32c8__avx512bw = T::gemm_qs8_sp24<T::DotBw>;
+}  // namespace
 
 const KernelSet& avx512_kernels() {
-  using T = Avx512Tiles<Vec16Native>;
-  static const KernelSet set = {
-      {T::gemm_f32, T::gemm_f16, T::gemm_bf16, T::gemm_qs8<T::DotBw>, T::gemm_f16_sp24, T::gemm_qs8_sp24<T::DotBw>},
-      {"f32_gemm_8x32__avx512f", "f16_gemm_8x32__avx512f", "bf16_gemm_8x32__avx512f", "qu8s8_gemm_8x32c4__avx512bw",
-       "f16_sp24_gemm_8x32__avx512f", "qu8s8_sp24_gemm_8x32c8__avx512bw"},
-      quantize_dynamic_avx2,
-      quantize_static_avx2,
-      127.0f,
-  };
+  static const KernelSet set = make_kernel_set(nullptr,
+                                               {TTLPRED_GEMM(F32, f32_gemm_8x32__avx512f),
+                                                TTLPRED_GEMM(F16, f16_gemm_8x32__avx512f),
+                                                TTLPRED_GEMM(BF16, bf16_gemm_8x32__avx512f),
+                                                TTLPRED_GEMM(QS8, qu8s8_gemm_8x32c4__avx512bw),
+                                                TTLPRED_GEMM(F16Sp24, f16_sp24_gemm_8x32__avx512f),
+                                                TTLPRED_GEMM(QS8Sp24, qu8s8_sp24_gemm_8x32c8__avx512bw)},
+                                               quantize_dynamic_avx2, quantize_static_avx2, 127.0f);
   return set;
 }
 

@@ -14,42 +14,43 @@ struct DotVnni {
     return Vec16Emulated::dot_vnni(a, x, w);
   }
 };
+constexpr GemmFn f32_gemm_8x32__avx512f_emulated = T::gemm_f32;
+constexpr GemmFn f16_gemm_8x32__avx512f_emulated = T::gemm_f16;
+constexpr GemmFn bf16_gemm_8x32__avx512f_emulated = T::gemm_bf16;
+constexpr GemmFn qu8s8_gemm_8x32c4__avx512bw_emulated = T::gemm_qs8<T::DotBw>;
+constexpr GemmFn f16_sp24_gemm_8x32__avx512f_emulated = T::gemm_f16_sp24;
+constexpr GemmFn qu8s8_sp24_gemm_8x32c8__avx512bw_emulated = T::gemm_qs8_sp24<T::DotBw>;
+constexpr GemmFn qu8s8_gemm_8x32c4__avx512vnni_emulated = T::gemm_qs8<DotVnni>;
+constexpr GemmFn qu8s8_sp24_gemm_8x32c8__avx512vnni_emulated = T::gemm_qs8_sp24<DotVnni>;
+constexpr GemmFn bf16_gemm_8x32c2__avx512bf16_emulated = T::gemm_bf16_pairs;
 }  // namespace
 
 const KernelSet& avx512_emulated_kernels() {
-  static const KernelSet set = {
-      {T::gemm_f32, T::gemm_f16, T::gemm_bf16, T::gemm_qs8<T::DotBw>, T::gemm_f16_sp24, T::gemm_qs8_sp24<T::DotBw>},
-      {"f32_gemm_8x32__avx512f_emulated", "f16_gemm_8x32__avx512f_emulated", "bf16_gemm_8x32__avx512f_emulated",
-       "qu8s8_gemm_8x32c4__avx512bw_emulated", "f16_sp24_gemm_8x32__avx512f_emulated",
-       "qu8s8_sp24_gemm_8x32c8__avx512bw_emulated"},
-      scalar_kernels().quantize_dynamic,
-      scalar_kernels().quantize_static,
-      127.0f,
-  };
+  static const KernelSet set = make_kernel_set(nullptr,
+                                               {TTLPRED_GEMM(F32, f32_gemm_8x32__avx512f_emulated),
+                                                TTLPRED_GEMM(F16, f16_gemm_8x32__avx512f_emulated),
+                                                TTLPRED_GEMM(BF16, bf16_gemm_8x32__avx512f_emulated),
+                                                TTLPRED_GEMM(QS8, qu8s8_gemm_8x32c4__avx512bw_emulated),
+                                                TTLPRED_GEMM(F16Sp24, f16_sp24_gemm_8x32__avx512f_emulated),
+                                                TTLPRED_GEMM(QS8Sp24, qu8s8_sp24_gemm_8x32c8__avx512bw_emulated)},
+                                               scalar_kernels().quantize_dynamic, scalar_kernels().quantize_static,
+                                               127.0f);
   return set;
 }
 
 const KernelSet& avx512vnni_emulated_kernels() {
   const KernelSet& base = avx512_emulated_kernels();
-  static const KernelSet set = {
-      {base.gemm[0], base.gemm[1], base.gemm[2], T::gemm_qs8<DotVnni>, base.gemm[4], T::gemm_qs8_sp24<DotVnni>},
-      {base.gemm_name[0], base.gemm_name[1], base.gemm_name[2], "qu8s8_gemm_8x32c4__avx512vnni_emulated",
-       base.gemm_name[4], "qu8s8_sp24_gemm_8x32c8__avx512vnni_emulated"},
-      base.quantize_dynamic,
-      base.quantize_static,
-      255.0f,
-  };
+  static const KernelSet set = make_kernel_set(&base,
+                                               {TTLPRED_GEMM(QS8, qu8s8_gemm_8x32c4__avx512vnni_emulated),
+                                                TTLPRED_GEMM(QS8Sp24, qu8s8_sp24_gemm_8x32c8__avx512vnni_emulated)},
+                                               base.quantize_dynamic, base.quantize_static, 255.0f);
   return set;
 }
 
 const KernelSet& avx512bf16_emulated_kernels() {
   const KernelSet& base = avx512vnni_emulated_kernels();
-  static const KernelSet set = [&] {
-    KernelSet s = base;
-    s.gemm[static_cast<int>(WeightFormat::BF16Pairs)] = T::gemm_bf16_pairs;
-    s.gemm_name[static_cast<int>(WeightFormat::BF16Pairs)] = "bf16_gemm_8x32c2__avx512bf16_emulated";
-    return s;
-  }();
+  static const KernelSet set = make_kernel_set(&base, {TTLPRED_GEMM(BF16Pairs, bf16_gemm_8x32c2__avx512bf16_emulated)},
+                                               base.quantize_dynamic, base.quantize_static, base.act_qmax);
   return set;
 }
 

@@ -6,15 +6,14 @@
 #include "engine/kernels.hpp"
 
 namespace ttlpred::engine::detail {
+namespace {
+constexpr GemmFn bf16_gemm_8x32c2__avx512bf16 = Avx512Tiles<Vec16Native>::gemm_bf16_pairs;
+}  // namespace
 
 const KernelSet& avx512bf16_kernels() {
   const KernelSet& base = avx512vnni_kernels();
-  static const KernelSet set = [&] {
-    KernelSet s = base;
-    s.gemm[static_cast<int>(WeightFormat::BF16Pairs)] = Avx512Tiles<Vec16Native>::gemm_bf16_pairs;
-    s.gemm_name[static_cast<int>(WeightFormat::BF16Pairs)] = "bf16_gemm_8x32c2__avx512bf16";
-    return s;
-  }();
+  static const KernelSet set = make_kernel_set(&base, {TTLPRED_GEMM(BF16Pairs, bf16_gemm_8x32c2__avx512bf16)},
+                                               base.quantize_dynamic, base.quantize_static, base.act_qmax);
   return set;
 }
 

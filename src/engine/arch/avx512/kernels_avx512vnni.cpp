@@ -7,22 +7,19 @@
 
 namespace ttlpred::engine::detail {
 namespace {
+using T = Avx512Tiles<Vec16Native>;
 struct DotVnni {
   static __m512i acc(__m512i a, __m512i x, __m512i w) { return Vec16Native::dot_vnni(a, x, w); }
 };
+constexpr GemmFn qu8s8_gemm_8x32c4__avx512vnni = T::gemm_qs8<DotVnni>;
+constexpr GemmFn qu8s8_sp24_gemm_8x32c8__avx512vnni = T::gemm_qs8_sp24<DotVnni>;
 }  // namespace
 
 const KernelSet& avx512vnni_kernels() {
-  using T = Avx512Tiles<Vec16Native>;
-  const KernelSet& base = avx512_kernels();
-  static const KernelSet set = {
-      {base.gemm[0], base.gemm[1], base.gemm[2], T::gemm_qs8<DotVnni>, base.gemm[4], T::gemm_qs8_sp24<DotVnni>},
-      {base.gemm_name[0], base.gemm_name[1], base.gemm_name[2], "qu8s8_gemm_8x32c4__avx512vnni", base.gemm_name[4],
-       "qu8s8_sp24_gemm_8x32c8__avx512vnni"},
-      quantize_dynamic_avx2,
-      quantize_static_avx2,
-      255.0f,
-  };
+  static const KernelSet set = make_kernel_set(&avx512_kernels(),
+                                               {TTLPRED_GEMM(QS8, qu8s8_gemm_8x32c4__avx512vnni),
+                                                TTLPRED_GEMM(QS8Sp24, qu8s8_sp24_gemm_8x32c8__avx512vnni)},
+                                               quantize_dynamic_avx2, quantize_static_avx2, 255.0f);
   return set;
 }
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <limits>
 
-#include "engine/half.hpp"
+#include "quant/half.hpp"
 
 namespace ttlpred::engine::detail {
 namespace {
@@ -31,14 +31,14 @@ struct Vec16Emulated {
   }
   static F load_f16(const std::uint16_t* p) {
     F r;
-    for (int i = 0; i < 16; ++i) r.v[i] = half_to_float(p[i]);
+    for (int i = 0; i < 16; ++i) r.v[i] = quant::half_to_float(p[i]);
     return r;
   }
   static F load_bf16_slots(const std::uint16_t* p) {
     F r;
     for (int i = 0; i < 8; ++i) {
-      r.v[i] = bf16_to_float(p[2 * i]);
-      r.v[8 + i] = bf16_to_float(p[2 * i + 1]);
+      r.v[i] = quant::bf16_to_float(p[2 * i]);
+      r.v[8 + i] = quant::bf16_to_float(p[2 * i + 1]);
     }
     return r;
   }
@@ -183,7 +183,7 @@ struct Vec16Emulated {
   // nearest even, bf16 denormal inputs read as zero, denormal results flushed to zero.
   // (Whether hardware flushes a result that rounds up to the smallest normal is not
   // modelled: results that close to 1e-38 do not occur in a network's sums.)
-  static float bf16_daz(std::uint16_t h) { return (h & 0x7f80u) == 0 ? std::copysign(0.0f, bf16_to_float(h)) : bf16_to_float(h); }
+  static float bf16_daz(std::uint16_t h) { return (h & 0x7f80u) == 0 ? std::copysign(0.0f, quant::bf16_to_float(h)) : quant::bf16_to_float(h); }
   static float ftz(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
   static F dot_bf16(F acc, I a, I b) {
     std::uint16_t ah[32], bh[32];
@@ -199,7 +199,7 @@ struct Vec16Emulated {
   // zero or denormal becomes a zero of its sign, a NaN keeps its top bits with the quiet
   // bit set, anything else rounds to nearest even (an integer add of 0x7fff + lsb).
   static std::uint32_t bf16_daz_bits(float f) {
-    return std::fpclassify(f) == FP_SUBNORMAL ? float_to_bf16(std::copysign(0.0f, f)) : float_to_bf16(f);
+    return std::fpclassify(f) == FP_SUBNORMAL ? quant::float_to_bf16(std::copysign(0.0f, f)) : quant::float_to_bf16(f);
   }
   static I bf16_pairs(const float* p, unsigned n) {
     I r;

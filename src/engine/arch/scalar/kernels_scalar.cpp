@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "engine/half.hpp"
+#include "quant/half.hpp"
 #include "engine/kernels.hpp"
 
 namespace ttlpred::engine::detail {
@@ -57,21 +57,21 @@ void gemm_float(const PackedLayer& L, const LayerCall& c, const void* weights, L
   }
 }
 
-void gemm_f32(const PackedLayer& L, const LayerCall& c) {
+void f32_gemm_1x16__scalar(const PackedLayer& L, const LayerCall& c) {
   gemm_float(L, c, L.weights, [](const void* w, std::size_t i) { return static_cast<const float*>(w)[i]; });
 }
-void gemm_f16(const PackedLayer& L, const LayerCall& c) {
+void f16_gemm_1x16__scalar(const PackedLayer& L, const LayerCall& c) {
   gemm_float(L, c, L.weights,
-             [](const void* w, std::size_t i) { return half_to_float(static_cast<const std::uint16_t*>(w)[i]); });
+             [](const void* w, std::size_t i) { return quant::half_to_float(static_cast<const std::uint16_t*>(w)[i]); });
 }
-void gemm_bf16(const PackedLayer& L, const LayerCall& c) {
+void bf16_gemm_1x16__scalar(const PackedLayer& L, const LayerCall& c) {
   gemm_float(L, c, L.weights,
              [](const void* w, std::size_t i) {
-               return bf16_to_float(static_cast<const std::uint16_t*>(w)[i - i % kPanel + bf16_slot(i % kPanel)]);
+               return quant::bf16_to_float(static_cast<const std::uint16_t*>(w)[i - i % kPanel + bf16_slot(i % kPanel)]);
              });
 }
 
-void gemm_qs8(const PackedLayer& L, const LayerCall& c) {
+void qu8s8_gemm_1x16c4__scalar(const PackedLayer& L, const LayerCall& c) {
   const auto* w = static_cast<const std::int8_t*>(L.weights);
   const std::uint32_t groups = L.in_padded / 4;
   for (std::size_t m = 0; m < c.rows; ++m) {
@@ -90,7 +90,7 @@ void gemm_qs8(const PackedLayer& L, const LayerCall& c) {
   }
 }
 
-void gemm_f16_sp24(const PackedLayer& L, const LayerCall& c) {
+void f16_sp24_gemm_1x16__scalar(const PackedLayer& L, const LayerCall& c) {
   const auto* vals = static_cast<const std::uint16_t*>(L.weights);
   const auto* idx = static_cast<const std::uint64_t*>(L.aux);
   const std::uint32_t groups = L.in_padded / 4;
@@ -103,7 +103,7 @@ void gemm_f16_sp24(const PackedLayer& L, const LayerCall& c) {
         const std::uint64_t bits = idx[std::size_t{p} * groups + g];
         for (std::uint32_t i = 0; i < kPanel; ++i) {
           const unsigned i0 = (bits >> (4 * i)) & 3u, i1 = (bits >> (4 * i + 2)) & 3u;
-          acc[i] += half_to_float(v[i]) * x[4 * g + i0] + half_to_float(v[kPanel + i]) * x[4 * g + i1];
+          acc[i] += quant::half_to_float(v[i]) * x[4 * g + i0] + quant::half_to_float(v[kPanel + i]) * x[4 * g + i1];
         }
       }
       finish_panel(L, c, m, p, acc, false);
@@ -111,7 +111,7 @@ void gemm_f16_sp24(const PackedLayer& L, const LayerCall& c) {
   }
 }
 
-void gemm_qs8_sp24(const PackedLayer& L, const LayerCall& c) {
+void qu8s8_sp24_gemm_1x16c8__scalar(const PackedLayer& L, const LayerCall& c) {
   const auto* vals = static_cast<const std::int8_t*>(L.weights);
   const auto* codes = static_cast<const std::uint8_t*>(L.aux);
   const std::uint32_t groups = L.in_padded / 8;
@@ -167,14 +167,14 @@ void quantize_static(const float* x, std::size_t rows, std::size_t cols, std::si
 }  // namespace
 
 const KernelSet& scalar_kernels() {
-  static const KernelSet set = {
-      {gemm_f32, gemm_f16, gemm_bf16, gemm_qs8, gemm_f16_sp24, gemm_qs8_sp24},
-      {"f32_gemm_1x16__scalar", "f16_gemm_1x16__scalar", "bf16_gemm_1x16__scalar", "qu8s8_gemm_1x16c4__scalar",
-       "f16_sp24_gemm_1x16__scalar", "qu8s8_sp24_gemm_1x16c8__scalar"},
-      quantize_dynamic,
-      quantize_static,
-      255.0f,
-  };
+  static const KernelSet set = make_kernel_set(nullptr,
+                                               {TTLPRED_GEMM(F32, f32_gemm_1x16__scalar),
+                                                TTLPRED_GEMM(F16, f16_gemm_1x16__scalar),
+                                                TTLPRED_GEMM(BF16, bf16_gemm_1x16__scalar),
+                                                TTLPRED_GEMM(QS8, qu8s8_gemm_1x16c4__scalar),
+                                                TTLPRED_GEMM(F16Sp24, f16_sp24_gemm_1x16__scalar),
+                                                TTLPRED_GEMM(QS8Sp24, qu8s8_sp24_gemm_1x16c8__scalar)},
+                                               quantize_dynamic, quantize_static, 255.0f);
   return set;
 }
 

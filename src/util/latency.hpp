@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-namespace ttlpred::engine {
+namespace ttlpred {
 
 // Wall: what a caller waits (the default). ThreadCpu: CPU time of the calling thread, which
 // leaves out time the thread spent preempted: for shared, loaded machines (it costs a
@@ -29,4 +29,4 @@ std::vector<double> measure_samples(const std::function<void(std::size_t)>& fn, 
                                     std::size_t min_calls = 20, std::size_t max_calls = 2'000'000,
                                     BenchClock clock = BenchClock::Wall);
 
-}  // namespace ttlpred::engine
+}  // namespace ttlpred

@@ -1,13 +1,14 @@
 #pragma once
-// Cache-line aligned, zero-filled storage for packed weights (kernels use unaligned loads,
-// but aligned panels never straddle a line).
+// Cache-line aligned, zero-filled storage, with one more line of zeros past the end: the
+// engine's packed weights (kernels use unaligned loads, but aligned panels never straddle a
+// line, and a vector load that runs past the last panel reads zeros).
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
 
-namespace ttlpred::engine::detail {
+namespace ttlpred {
 
 class AlignedBuffer {
  public:
@@ -32,4 +33,4 @@ class AlignedBuffer {
   std::size_t size_ = 0;
 };
 
-}  // namespace ttlpred::engine::detail
+}  // namespace ttlpred

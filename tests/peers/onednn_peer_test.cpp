@@ -3,13 +3,16 @@
 
 #include <cmath>
 
-#include "engine/onednn_peer.hpp"
-#include "engine/reference_mlp.hpp"
-#include "test_models.hpp"
+#include "peers/onednn_peer.hpp"
+#include "model/reference_forward.hpp"
+#include "quant/sparse24.hpp"
+#include "../engine/test_models.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred::engine {
 namespace {
+
+using peers::OneDnnMlp;
 
 double rel_rms(const std::vector<float>& got, const std::vector<double>& want) {
   double e = 0, r = 0;

@@ -9,7 +9,7 @@
 #include "model/mlp.hpp"
 #include "quant/calibration.hpp"
 
-namespace ttlpred::engine {
+namespace ttlpred::peers {
 
 class OneDnnMlp {
  public:
@@ -32,4 +32,4 @@ class OneDnnMlp {
   std::unique_ptr<State> s_;
 };
 
-}  // namespace ttlpred::engine
+}  // namespace ttlpred::peers

@@ -1,4 +1,4 @@
-#include "engine/onednn_peer.hpp"
+#include "peers/onednn_peer.hpp"
 
 #include <omp.h>
 
@@ -9,7 +9,7 @@
 
 #include "util/error.hpp"
 
-namespace ttlpred::engine {
+namespace ttlpred::peers {
 
 using dnnl::memory;
 using tag = dnnl::memory::format_tag;
@@ -126,4 +126,4 @@ void OneDnnMlp::run(const float* dense, float* out) {
   s.strm.wait();
 }
 
-}  // namespace ttlpred::engine
+}  // namespace ttlpred::peers

@@ -1,10 +1,10 @@
-#include "engine/latency.hpp"
+#include "util/latency.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <ctime>
 
-namespace ttlpred::engine {
+namespace ttlpred {
 
 LatencyStats summarize(std::vector<double>& s) {
   LatencyStats st;
@@ -59,4 +59,4 @@ LatencyStats measure(const std::function<void(std::size_t)>& fn, double seconds,
   return summarize(samples);
 }
 
-}  // namespace ttlpred::engine
+}  // namespace ttlpred

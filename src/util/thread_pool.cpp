@@ -1,4 +1,4 @@
-#include "train/thread_pool.hpp"
+#include "util/thread_pool.hpp"
 
 #include <algorithm>
 

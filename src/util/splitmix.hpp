@@ -1,10 +1,14 @@
 #pragma once
-// A small, fully specified random generator. std::normal_distribution and friends differ
-// between standard libraries; ours do not, so a seed means the same model everywhere.
+// splitmix64 (Steele, Lea and Flood): its finalizer, the one mixing function the history
+// keys' hash, the synthetic trace's seeding and the trainer share, and a small, fully
+// specified random generator on it. std::normal_distribution and friends differ between
+// standard libraries; ours do not, so a seed means the same model everywhere.
 #include <cmath>
 #include <cstdint>
 
 namespace ttlpred {
+
+inline constexpr std::uint64_t kSplitMix64Gamma = 0x9E3779B97F4A7C15ull;
 
 constexpr std::uint64_t splitmix64_mix(std::uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -15,7 +19,7 @@ constexpr std::uint64_t splitmix64_mix(std::uint64_t z) {
 class SplitMix64 {
  public:
   explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() { return splitmix64_mix(state_ += 0x9E3779B97F4A7C15ull); }
+  std::uint64_t next() { return splitmix64_mix(state_ += kSplitMix64Gamma); }
   // Uniform in [0, 1) with 53 random bits.
   double uniform() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
   // Uniform integer in [0, n), n > 0 (multiply-shift; the bias is below 2^-32 for our n).
