@@ -43,7 +43,7 @@ void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o) {
       ->capture_default_str();
   cmd.add_option("--alphas", o.alphas, "target kill rates of the tightness sweep")->capture_default_str();
   cmd.add_option("--alpha", o.alpha, "the headline target kill rate (tables, flags, windows)")->capture_default_str();
-  cmd.add_option("--methods", o.methods, "calibration methods to compare: static, rolling, aci, multi-aci, mondrian")
+  cmd.add_option("--methods", o.methods, "calibration methods to compare: static, rolling, aci, multi-aci, mondrian, aci-history")
       ->capture_default_str();
   cmd.add_option("--method", o.method, "the method whose per-window kill rates --windows lists")->capture_default_str();
   cmd.add_option("--target-scale", o.online.target_scale,
