@@ -43,7 +43,7 @@ void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o) {
       ->capture_default_str();
   cmd.add_option("--alphas", o.alphas, "target kill rates of the tightness sweep")->capture_default_str();
   cmd.add_option("--alpha", o.alpha, "the headline target kill rate (tables, flags, windows)")->capture_default_str();
-  cmd.add_option("--methods", o.methods, "calibration methods to compare: static, rolling, aci, multi-aci, mondrian")
+  cmd.add_option("--methods", o.methods, "calibration methods to compare: static, rolling, aci, multi-aci, mondrian, aci-history")
       ->capture_default_str();
   cmd.add_option("--method", o.method, "the method whose per-window kill rates --windows lists")->capture_default_str();
   cmd.add_option("--target-scale", o.online.target_scale,
@@ -59,6 +59,9 @@ void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o) {
   cmd.add_option("--epochs", o.epochs, "maximum training epochs per split (0: the trainer's default)")
       ->capture_default_str();
   cmd.add_option("--seed", o.seed, "training seed")->capture_default_str();
+  cmd.add_option("--ttl-kill-budget", o.kill_budget, "as train --ttl-kill-budget: count or cpu-time")
+      ->check(CLI::IsMember({"count", "cpu-time"}))
+      ->capture_default_str();
   add_bound_options(cmd, o.bounds);
   cmd.add_option("--out", o.out, "also write DIR/report.html: kill rate per window and per split, RMSE per split");
 }
@@ -78,6 +81,7 @@ Backtest run_backtest(const JobTable& trace, const BacktestCliOptions& o, const 
   b.min_window_rows = o.min_window_rows;
   if (o.epochs > 0) b.fit.train.max_epochs = o.epochs;
   b.fit.train.seed = o.seed;
+  b.fit.safe_ttl.request.budget = kill_budget_from_name(o.kill_budget);
   b.predictor.max_ttl_s = o.bounds.max_ttl_s;
   b.predictor.min_seconds = o.bounds.min_seconds;
   return ttlpred::run_backtest(trace, b, progress);

@@ -40,7 +40,7 @@ void run_eval(const EvalOptions& o) {
   const ModelCheck overlap = check_split_overlap(predictor.model(), split, "model " + o.model);
   enforce(overlap, o.allow_overlap, "--allow-overlap");
   EvaluationCalibration calibration;
-  calibration.online.method = online_method_from_name(o.calibration);
+  calibration.online.method = answering_method_from_name(o.calibration);
   calibration.key_column = o.calibration_key;
   const Evaluation e = evaluate(predictor, split, nullptr, calibration);
   if (!o.per_job.empty()) {

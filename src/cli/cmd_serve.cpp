@@ -67,7 +67,7 @@ void run_serve(const ServeOptions& o) {
   so.outcome_kill_margin_s = o.outcome_kill_margin_s;
   so.max_model_bytes = o.max_model_bytes;
   so.history_capacity = o.history_capacity;
-  so.calibration.method = online_method_from_name(o.calibration);
+  so.calibration.method = answering_method_from_name(o.calibration);
   so.calibration_key = o.calibration_key;
   so.recent_predictions = o.recent_predictions;
   so.drift.delta = o.drift_delta;

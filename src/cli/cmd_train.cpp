@@ -18,6 +18,7 @@ namespace {
 struct TrainOptions {
   std::string data, out, hidden = "256,256,256", target = "hours", group_by = "auto";
   std::string init, qat = "none", sparsity = "none", sparsity_method = "fixed-mask";
+  std::string kill_budget = "count";
   double split = 0.8;
   FitOptions fit;
   TraceInput input;
@@ -55,6 +56,7 @@ void run_train(TrainOptions& o, const CLI::App& cmd) {
   o.fit.train.hidden = parse_widths(o.hidden, "--hidden");
   o.fit.train.target = parse_target_kind(o.target);
   o.fit.group_column = o.group_by == "none" ? "" : o.group_by;
+  o.fit.safe_ttl.request.budget = kill_budget_from_name(o.kill_budget);
   std::string trace_format;
   const ChronologicalSplit split = chronological_split(load_trace(o.data, o.input, false, &trace_format), o.split);
   std::fprintf(stderr, "train: %zu eligible jobs (%zu without run time, %zu without request dropped); training on the first %zu\n",
@@ -106,6 +108,11 @@ void add_train_command(CLI::App& app) {
                   "request-aware safe TTL: mean requests of TTL a kill must free")->capture_default_str();
   cmd->add_option("--ttl-max-exponent", o->fit.safe_ttl.request.max_exponent,
                   "request-aware safe TTL: larger exponents on the road to the request are the request")
+      ->capture_default_str();
+  cmd->add_option("--ttl-kill-budget", o->kill_budget,
+                  "request-aware safe TTL: what alpha bounds on the calibration jobs: count (kills) or cpu-time "
+                  "(kills and the CPU time they lose, run time x cores)")
+      ->check(CLI::IsMember({"count", "cpu-time"}))
       ->capture_default_str();
   cmd->add_flag("!--no-request-aware-ttl", o->fit.safe_ttl.request_aware,
                 "safe TTL from the plain log-ratio margin even for jobs with a request");

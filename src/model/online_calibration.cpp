@@ -28,6 +28,7 @@ std::string_view online_method_name(OnlineMethod m) {
     case OnlineMethod::Aci: return "aci";
     case OnlineMethod::MultiAci: return "multi-aci";
     case OnlineMethod::Mondrian: return "mondrian";
+    case OnlineMethod::AciHistory: return "aci-history";
   }
   return "?";
 }
@@ -36,12 +37,21 @@ OnlineMethod online_method_from_name(std::string_view name) {
   for (OnlineMethod m : all_online_methods())
     if (online_method_name(m) == name) return m;
   throw Error("unknown calibration method '" + std::string(name) +
-              "' (expected static, rolling, aci, multi-aci or mondrian)");
+              "' (expected static, rolling, aci, multi-aci, mondrian or aci-history)");
+}
+
+OnlineMethod answering_method_from_name(std::string_view name) {
+  const OnlineMethod m = online_method_from_name(name);
+  if (m == OnlineMethod::AciHistory)
+    throw Error("calibration method 'aci-history' needs the user's run-time quantiles, which only backtest computes "
+                "(expected static, rolling, aci, multi-aci or mondrian)");
+  return m;
 }
 
 const std::vector<OnlineMethod>& all_online_methods() {
   static const std::vector<OnlineMethod> all = {OnlineMethod::Static, OnlineMethod::Rolling, OnlineMethod::Aci,
-                                                OnlineMethod::MultiAci, OnlineMethod::Mondrian};
+                                                OnlineMethod::MultiAci, OnlineMethod::Mondrian,
+                                                OnlineMethod::AciHistory};
   return all;
 }
 
@@ -68,7 +78,9 @@ OnlineCalibrator::OnlineCalibrator(SafeTtlCalibration start, double alpha, const
 }
 
 double OnlineCalibrator::raw_ttl(const OnlineJob& job, double level) const {
-  const double raw = calibration_.safe_ttl(job.pred_s, job.group, clamp_level(level), job.requested_s);
+  double raw = calibration_.safe_ttl(job.pred_s, job.group, clamp_level(level), job.requested_s);
+  if (options_.method == OnlineMethod::AciHistory && !history_rule_.values.empty() && job.history_q99_s > 0)
+    raw = std::min(raw, job.history_q99_s * std::exp(history_rule_.conformal_quantile(clamp_level(level))));
   if (bound_) return bound_(raw, job.requested_s);
   return job.requested_s > 0 ? std::min(raw, job.requested_s) : raw;
 }
@@ -77,7 +89,8 @@ double OnlineCalibrator::level(std::uint32_t key) const {
   switch (options_.method) {
     case OnlineMethod::Static:
     case OnlineMethod::Rolling:
-    case OnlineMethod::Aci: return global_level_;
+    case OnlineMethod::Aci:
+    case OnlineMethod::AciHistory: return global_level_;
     case OnlineMethod::MultiAci: {
       double l = 0;
       for (std::size_t k = 0; k < expert_level_.size(); ++k) l += expert_weight_[k] * expert_level_[k];
@@ -110,7 +123,8 @@ void OnlineCalibrator::observe(const OnlineDecision& d, double wall_s) {
   const double target = alpha_ * options_.target_scale;
   switch (options_.method) {
     case OnlineMethod::Static: break;
-    case OnlineMethod::Aci: global_level_ += options_.gamma * (target - err); break;
+    case OnlineMethod::Aci:
+    case OnlineMethod::AciHistory: global_level_ += options_.gamma * (target - err); break;
     case OnlineMethod::Mondrian: {
       global_level_ += options_.gamma * (target - err);
       KeyState& k = keys_[d.job.key];

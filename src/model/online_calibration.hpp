@@ -25,6 +25,13 @@
 //  - mondrian: aci on the global level plus, per key (user, queue or job type), an ACI offset
 //              d_k updated only by that key's outcomes; a_t = a_global + n_k / (n_k + shrink) * d_k:
 //              a key with few outcomes is shrunk toward the global level.
+//  - aci-history: aci, with the TTL at level a also capped at m(a) x q99 of the user's last
+//              finished run times (pipeline/simple_rule.hpp), m(a) the conformal quantile at
+//              level a of wall / q99 over the calibration jobs (set_history_rule): where the
+//              model is no better than the user's own history, the history's bound is the
+//              tighter one. The cap at level a is a tighter TTL for a larger a, so one ACI level
+//              follows the kills of both (ACI needs only TTLs that shrink as the level grows).
+//              Without a history rule, or for a job whose user has no q99, it is aci.
 // The level is clamped to [kMinLevel, kMaxLevel] when the calibration is asked (a level at or
 // below 0 means "as loose as the calibration goes": the request, or the largest residual).
 #include <array>
@@ -41,11 +48,14 @@
 
 namespace ttlpred {
 
-enum class OnlineMethod : std::uint8_t { Static = 0, Rolling, Aci, MultiAci, Mondrian };
+enum class OnlineMethod : std::uint8_t { Static = 0, Rolling, Aci, MultiAci, Mondrian, AciHistory };
 std::string_view online_method_name(OnlineMethod m);
 // Throws Error naming the accepted names.
 OnlineMethod online_method_from_name(std::string_view name);
 const std::vector<OnlineMethod>& all_online_methods();
+// As online_method_from_name, for a caller that answers jobs one at a time without the
+// user's run-time quantiles (eval, serve): aci-history, which needs them, is refused.
+OnlineMethod answering_method_from_name(std::string_view name);
 
 struct OnlineCalibrationOptions {
   OnlineMethod method = OnlineMethod::Aci;  // the measured choice (docs/ACCURACY.md, "Backtest")
@@ -75,6 +85,7 @@ struct OnlineJob {
   double requested_s = 0;   // <= 0: none
   std::uint32_t group = kNoGroup;  // the static calibration's group id
   std::uint32_t key = 0;    // mondrian key (user, queue ...); ignored by the other methods
+  double history_q99_s = 0; // aci-history: q99 of the user's last finished run times; <= 0 or NaN: none
 };
 
 // The answer, kept until the job's outcome is known (observe needs the TTL it was given).
@@ -103,6 +114,11 @@ class OnlineCalibrator {
   // rolling window): a service swapping in a new model keeps the correction the workload
   // needed (docs/service.md, "Online calibration"). Throws Error for an empty calibration.
   void rebase(SafeTtlCalibration c);
+
+  // aci-history: log(wall / q99) of the calibration jobs that had a q99 (the user's history
+  // rule's residuals); the cap at level a is q99 x exp(their conformal quantile at a).
+  void set_history_rule(ResidualQuantiles log_ratio) { history_rule_ = std::move(log_ratio); }
+  const ResidualQuantiles& history_rule() const { return history_rule_; }
 
   // The level decide() would ask the calibration for, for a job of mondrian key `key`.
   double level(std::uint32_t key = 0) const;
@@ -143,6 +159,7 @@ class OnlineCalibrator {
   };
   std::deque<Outcome> window_;
   std::size_t since_refit_ = 0;
+  ResidualQuantiles history_rule_;  // aci-history; not learned, so not in the state
 };
 
 // 1 when a job that ran `wall_s` is killed by `ttl_s` (and its request, <= 0 for none, would

@@ -16,13 +16,24 @@
 // rate on the calibration rows is at most alpha * alpha_scale; alpha_scale < 1 leaves room
 // for drift between the calibration tail and later jobs (see docs/ACCURACY.md), and a kill
 // is only spent where it frees at least `min_saving_per_kill` mean requests of TTL.
+//
+// Counting kills is not what a broker pays for: a killed job loses the CPU time it ran, and
+// the jobs near their limit are often the long ones (synthetic trace, JAliEn broker: 1% kills
+// by count lost 2.2% of the CPU). With `KillBudget::CpuTime` each calibration row also has a
+// weight (the CPU time it needs: run time x cores) and the killed rows' weight is held to
+// alpha * alpha_scale of all rows' weight as well: a weighted conformal quantile of the
+// scores per bin, spent where it frees the most TTL per unit of the scarcer budget.
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "util/binary_io.hpp"
 
 namespace ttlpred {
+
+// What a kill costs the calibration's budget: one kill, or also the CPU time it loses.
+enum class KillBudget : std::uint8_t { Count = 0, CpuTime };
 
 struct RequestAwareOptions {
   std::size_t max_bins = 10;       // bins of p / R, by quantiles of the calibration rows
@@ -35,7 +46,12 @@ struct RequestAwareOptions {
   // killing the jobs that run to their limit (KTH-SP2: 1.2% kills for 0.001 h of TTL).
   double max_exponent = 0.9;
   double floor_s = 1.0;            // run times and predictions are clamped to >= this
+  KillBudget budget = KillBudget::Count;
 };
+
+// "count" / "cpu-time"; the parser throws Error naming the accepted names.
+const char* kill_budget_name(KillBudget b);
+KillBudget kill_budget_from_name(const std::string& name);
 
 struct RequestAwareCalibration {
   std::vector<float> edges;            // ascending upper edges of p / R; bins = edges.size() + 1
@@ -62,9 +78,12 @@ const std::vector<double>& request_aware_alpha_grid();
 double request_aware_score(double wall_s, double pred_s, double requested_s, double floor_s);
 
 // Calibrates on held-out rows that all have a request (> 0). `pred_s` must already be capped
-// at the request. Throws Error when sizes differ, a request is missing, or no row is given.
+// at the request. `weight` (KillBudget::CpuTime only; empty: the run time) is what a kill of
+// each row would lose, e.g. run time x cores. Throws Error when sizes differ, a request is
+// missing, a weight is not a positive number, or no row is given.
 RequestAwareCalibration calibrate_request_aware(std::span<const float> wall_s, std::span<const float> pred_s,
                                                 std::span<const float> requested_s,
-                                                const RequestAwareOptions& options = {});
+                                                const RequestAwareOptions& options = {},
+                                                std::span<const float> weight = {});
 
 }  // namespace ttlpred

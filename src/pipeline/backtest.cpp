@@ -155,12 +155,28 @@ Backtest run_backtest(const JobTable& trace, const BacktestOptions& options, con
     s.baseline_rmse_hours = has_req ? rmse_hours(wall, req) : kNaN;
     s.mean_requested_ttl_hours = has_req ? req_sum / static_cast<double>(rows.size()) / 3600.0 : kNaN;
 
+    // aci-history's inputs: the user's q99 for the scored jobs, and its calibration table on
+    // the model's own calibration tail (the last calibration_fraction of the training rows).
+    const bool with_history =
+        std::find(options.methods.begin(), options.methods.end(), OnlineMethod::AciHistory) != options.methods.end();
+    std::vector<double> history_q99;
+    ResidualQuantiles history_rule;
+    if (with_history) {
+      history_q99 = simple_rule_q99(split, split.train_rows, end_row);
+      const auto n_calib = static_cast<std::size_t>(
+          std::ceil(options.fit.calibration_fraction * static_cast<double>(split.train_rows)));
+      history_rule = simple_rule_residuals(split, split.train_rows - n_calib, split.train_rows, model.safe_ttl.floor_s);
+    }
+
     for (OnlineMethod m : options.methods)
       for (double alpha : options.alphas) {
         OnlineCalibrationOptions oo = options.online;
         oo.method = m;
         OnlineCalibrator calibrator(model.safe_ttl, alpha, oo, predictor_bound(popts));
-        const auto ttl = score_online(jobs, rows, preds, groups, keys, calibrator);
+        const bool history = m == OnlineMethod::AciHistory;
+        if (history) calibrator.set_history_rule(history_rule);
+        const auto ttl = score_online(jobs, rows, preds, groups, keys, calibrator,
+                                      history ? std::span<const double>(history_q99) : std::span<const double>{});
         MethodScore ms;
         ms.method = m;
         ms.alpha = alpha;

@@ -158,17 +158,21 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
   if (options.safe_ttl.request_aware) {
     // Every calibration row with a request, outrunners included: they are part of the kill
     // rate's denominator (model/request_aware_ttl.hpp).
-    std::vector<float> rw, rp, rr;
+    // A kill loses the CPU time the job ran: its run time on all its cores (1 when unknown).
+    const auto calib_cores = column_as_float(jobs.num(Field::CpuCores), n_fit, n_train);
+    std::vector<float> rw, rp, rr, rcpu;
     for (std::size_t i = 0; i < calib_rows.size(); ++i)
       if (calib_req[i] > 0) {
         rw.push_back(calib_wall[i]);
         rp.push_back(all_pred[i]);
         rr.push_back(calib_req[i]);
+        const float cores = calib_cores[i] >= 1 ? calib_cores[i] : 1.0f;
+        rcpu.push_back(std::max(calib_wall[i], static_cast<float>(options.safe_ttl.floor_s)) * cores);
       }
     if (!rw.empty()) {
       RequestAwareOptions ro = options.safe_ttl.request;
       ro.floor_s = options.safe_ttl.floor_s;
-      m.safe_ttl.request = calibrate_request_aware(rw, rp, rr, ro);
+      m.safe_ttl.request = calibrate_request_aware(rw, rp, rr, ro, rcpu);
     }
   }
 
@@ -180,7 +184,8 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
                             {"calibration_rmse_hours", calib_rmse},
                             {"ensemble", options.ensemble},
                             {"safe_ttl_group_column", group_column},
-                            {"safe_ttl_request_aware", !m.safe_ttl.request.empty()}};
+                            {"safe_ttl_request_aware", !m.safe_ttl.request.empty()},
+                            {"safe_ttl_kill_budget", kill_budget_name(options.safe_ttl.request.budget)}};
   m.serving_variant = std::string(engine::variant_name(calib_predictor.variant));
   if (options.compression.any()) {
     metrics["compression"] = nlohmann::json::parse(compression_json(options.compression));

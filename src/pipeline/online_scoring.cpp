@@ -29,9 +29,11 @@ std::vector<std::uint32_t> key_codes(const JobTable& jobs, std::span<const std::
 
 std::vector<double> score_online(const JobTable& jobs, std::span<const std::size_t> rows,
                                  std::span<const Prediction> preds, std::span<const std::uint32_t> groups,
-                                 std::span<const std::uint32_t> keys, OnlineCalibrator& calibrator) {
-  if (preds.size() != rows.size() || groups.size() != rows.size() || keys.size() != rows.size())
-    throw Error("score_online: rows, predictions, groups and keys differ in length");
+                                 std::span<const std::uint32_t> keys, OnlineCalibrator& calibrator,
+                                 std::span<const double> history_q99) {
+  if (preds.size() != rows.size() || groups.size() != rows.size() || keys.size() != rows.size() ||
+      (!history_q99.empty() && history_q99.size() != rows.size()))
+    throw Error("score_online: rows, predictions, groups, keys and history quantiles differ in length");
   const auto submit = jobs.num(Field::SubmitTime), wait = jobs.num(Field::WaitTime), wall = jobs.num(Field::WallTime);
   const auto req = jobs.num(Field::RequestedTtl);
   const bool has_req = jobs.has_values(Field::RequestedTtl);
@@ -56,6 +58,7 @@ std::vector<double> score_online(const JobTable& jobs, std::span<const std::size
     job.requested_s = has_req && req[r] > 0 ? req[r] : 0.0;
     job.group = groups[i];
     job.key = keys[i];
+    if (!history_q99.empty()) job.history_q99_s = history_q99[i];
     decisions[i] = calibrator.decide(job);
     ttl[i] = decisions[i].ttl_s;
     const double w = std::isnan(wait[r]) || wait[r] < 0 ? 0.0 : wait[r];

@@ -24,10 +24,13 @@ TtlBound predictor_bound(const PredictorOptions& options);
 std::vector<std::uint32_t> key_codes(const JobTable& jobs, std::span<const std::size_t> rows, const std::string& column);
 
 // `rows`: rows of `jobs` in submit order; `preds` and `groups` (the static calibration's
-// group ids, kNoGroup when ungrouped) and `keys` parallel to them. Returns each row's safe TTL
-// and leaves `calibrator` holding every outcome of the run.
+// group ids, kNoGroup when ungrouped) and `keys` parallel to them, and `history_q99` (the
+// aci-history method's q99 of the user's finished run times, pipeline/simple_rule.hpp, itself
+// leak-free) parallel too or empty. Returns each row's safe TTL and leaves `calibrator`
+// holding every outcome of the run.
 std::vector<double> score_online(const JobTable& jobs, std::span<const std::size_t> rows,
                                  std::span<const Prediction> preds, std::span<const std::uint32_t> groups,
-                                 std::span<const std::uint32_t> keys, OnlineCalibrator& calibrator);
+                                 std::span<const std::uint32_t> keys, OnlineCalibrator& calibrator,
+                                 std::span<const double> history_q99 = {});
 
 }  // namespace ttlpred

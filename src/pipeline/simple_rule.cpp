@@ -57,4 +57,18 @@ double simple_rule_ttl(double q99, double margin, double requested_s) {
   return requested_s > 0 ? std::min(requested_s, t) : t;
 }
 
+ResidualQuantiles simple_rule_residuals(const ChronologicalSplit& split, std::size_t begin, std::size_t end,
+                                        double floor_s) {
+  const auto q99 = simple_rule_q99(split, begin, end);
+  const auto wall = split.jobs.num(Field::WallTime), req = split.jobs.num(Field::RequestedTtl);
+  const bool has_req = split.jobs.has_values(Field::RequestedTtl);
+  std::vector<float> residuals;
+  for (std::size_t i = begin; i < end; ++i) {
+    const double q = q99[i - begin];
+    if (std::isnan(q) || (has_req && req[i] > 0 && wall[i] > req[i])) continue;
+    residuals.push_back(static_cast<float>(std::log(std::max(wall[i], floor_s)) - std::log(std::max(q, floor_s))));
+  }
+  return ResidualQuantiles::from_residuals(std::move(residuals), SafeTtlOptions{}.max_stored_global);
+}
+
 }  // namespace ttlpred

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "model/safe_ttl.hpp"
 #include "pipeline/split.hpp"
 
 namespace ttlpred {
@@ -27,5 +28,11 @@ std::vector<double> simple_rule_q99(const ChronologicalSplit& split, std::size_t
 
 // TTL for one margin: the request where q99 is NaN, else min(request, margin x q99).
 double simple_rule_ttl(double q99, double margin, double requested_s);
+
+// The table of the aci-history calibration (model/online_calibration.hpp): log(wall / q99) of
+// split.jobs's rows [begin, end) whose user had a q99 and that did not outrun their request
+// (never killed, as in the kill rate), run times and q99 clamped to >= floor_s.
+ResidualQuantiles simple_rule_residuals(const ChronologicalSplit& split, std::size_t begin, std::size_t end,
+                                        double floor_s = 1.0);
 
 }  // namespace ttlpred

@@ -165,5 +165,44 @@ TEST(OnlineCalibration, RejectsBadSettings) {
   EXPECT_EQ(online_method_from_name("multi-aci"), OnlineMethod::MultiAci);
 }
 
+TEST(OnlineCalibration, AciHistoryCapsAtTheHistoryRuleAndOneLevelFollowsBoth) {
+  // History residuals 0.0, 0.1, ..., 0.9 (10 calibration jobs): the cap at level a is
+  // q99 x exp(the ceil(11 (1 - a))-th smallest).
+  std::vector<float> log_ratio;
+  for (int i = 0; i < 10; ++i) log_ratio.push_back(static_cast<float>(i) / 10);
+  auto o = plain(OnlineMethod::AciHistory);
+  o.gamma = 0.1;
+  OnlineCalibrator c(hundred_residuals(), 0.3, o);
+  c.set_history_rule(ResidualQuantiles::from_residuals(log_ratio, 100));
+  OnlineJob with = job(), loose = job(), none = job();
+  with.history_q99_s = 50;   // cap 50 e^0.7 = 100.7 s, below the model's 100 e^0.70 = 201.4 s
+  loose.history_q99_s = 200;  // cap 200 e^0.7 = 402.8 s: the model's TTL
+  none.history_q99_s = 0;     // no history: the model's TTL
+  // Level 0.3: history rank ceil(7.7) = 8 -> 0.7; model rank ceil(101 x 0.7) = 71 -> 0.70.
+  const auto d = c.decide(with);
+  EXPECT_NEAR(d.ttl_s, 50 * std::exp(0.7), 1e-3);
+  EXPECT_NEAR(c.decide(loose).ttl_s, 100 * std::exp(0.70), 1e-3);
+  EXPECT_NEAR(c.decide(none).ttl_s, 100 * std::exp(0.70), 1e-3);
+  // 110 s outruns the cap, not the model's TTL: a kill all the same, and the level drops
+  // 0.3 + 0.1 (0.3 - 1) = 0.23: history rank ceil(8.47) = 9 -> 0.8.
+  c.observe(d, 110);
+  EXPECT_EQ(c.kills(), 1u);
+  EXPECT_NEAR(c.level(), 0.23, 1e-12);
+  EXPECT_NEAR(c.decide(with).ttl_s, 50 * std::exp(0.8), 1e-3);
+  // Plain aci answers the same job with the model's TTL, and 110 s is no kill there.
+  OnlineCalibrator aci(hundred_residuals(), 0.3, plain(OnlineMethod::Aci));
+  EXPECT_NEAR(aci.decide(with).ttl_s, 100 * std::exp(0.70), 1e-3);
+  // Without a history rule aci-history is aci.
+  OnlineCalibrator bare(hundred_residuals(), 0.3, o);
+  EXPECT_EQ(bare.decide(with).ttl_s, OnlineCalibrator(hundred_residuals(), 0.3, [&] {
+                                       auto a = o;
+                                       a.method = OnlineMethod::Aci;
+                                       return a;
+                                     }()).decide(with).ttl_s);
+  EXPECT_EQ(online_method_from_name("aci-history"), OnlineMethod::AciHistory);
+  EXPECT_THROW(answering_method_from_name("aci-history"), Error);
+  EXPECT_EQ(answering_method_from_name("aci"), OnlineMethod::Aci);
+}
+
 }  // namespace
 }  // namespace ttlpred

@@ -88,5 +88,41 @@ TEST(SimpleRule, InterpolatedQuantileMatchesNumpy) {
   EXPECT_DOUBLE_EQ(simple_rule_ttl(1000, 5, 3600), 3600);
 }
 
+// 40 jobs of user "u" every 10 s, no wait, 50 s each, but job 30 runs `long_wall`; with a
+// request of `request` s when > 0. Job j has seen the j - 4 jobs 0..j-5 finish (each 50 s,
+// job 30 finishing after the last submit), so rows 9..39 have a q99 of exactly 50 s.
+ChronologicalSplit history_trace(double long_wall, double request) {
+  JobTable t;
+  for (int i = 0; i < 40; ++i) {
+    JobRecord r;
+    r[Field::SubmitTime] = 10.0 * i;
+    r[Field::WaitTime] = 0;
+    r[Field::WallTime] = i == 30 ? long_wall : 50;
+    if (request > 0) r[Field::RequestedTtl] = request;
+    r.text(Field::User) = "u";
+    t.append(r);
+  }
+  return chronological_split(std::move(t), 0.5);
+}
+
+TEST(SimpleRule, ResidualsAreTheLogRatioToTheUsersQ99) {
+  const auto q99 = simple_rule_q99(history_trace(100, 0), 0, 40);
+  for (std::size_t j = 0; j < 9; ++j) EXPECT_TRUE(std::isnan(q99[j])) << j;  // fewer than 5 finished
+  for (std::size_t j = 9; j < 40; ++j) EXPECT_DOUBLE_EQ(q99[j], 50.0) << j;
+  // 31 rows with a q99: 30 of them ran 50 s (residual 0), job 30 ran 100 s (log 2).
+  const ResidualQuantiles r = simple_rule_residuals(history_trace(100, 0), 0, 40);
+  ASSERT_EQ(r.n, 31u);
+  EXPECT_NEAR(r.values.back(), std::log(2.0), 1e-6);
+  EXPECT_EQ(r.values.front(), 0.0f);
+  EXPECT_NEAR(r.conformal_quantile(0.01), std::log(2.0), 1e-6);  // rank ceil(32 x 0.99) = 32 > 31
+  EXPECT_EQ(r.conformal_quantile(0.1), 0.0);                      // rank ceil(32 x 0.9) = 29
+  // With a 60 s request job 30 outran it: never killed, so not in the table.
+  const ResidualQuantiles capped = simple_rule_residuals(history_trace(100, 60), 0, 40);
+  EXPECT_EQ(capped.n, 30u);
+  EXPECT_EQ(capped.values.back(), 0.0f);
+  // Only rows [20, 40): 20 of them, job 30 among them.
+  EXPECT_EQ(simple_rule_residuals(history_trace(100, 0), 20, 40).n, 20u);
+}
+
 }  // namespace
 }  // namespace ttlpred
