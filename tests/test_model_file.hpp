@@ -22,8 +22,10 @@ inline const std::vector<std::string>& test_users() {
 }
 
 // `keys` picks the history keys: a model with other keys cannot take over a running state.
+// `at`: the prediction time its history configuration is made for.
 inline void write_test_model(const std::string& path, unsigned seed,
-                             std::vector<HistoryKey> keys = {HistoryKey::All, HistoryKey::User}) {
+                             std::vector<HistoryKey> keys = {HistoryKey::All, HistoryKey::User},
+                             PredictionTime at = PredictionTime::Submit) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   const std::vector<std::string> types = {"MC", "USER", "MERGE"};
@@ -44,6 +46,7 @@ inline void write_test_model(const std::string& path, unsigned seed,
   HistoryConfig cfg;
   cfg.keys = std::move(keys);
   cfg.ratio_stats = true;
+  cfg.at = at;
   const HistoryMatrix hm = compute_history(t, cfg);
   std::vector<std::size_t> rows(t.rows());
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;

@@ -62,6 +62,10 @@ void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o) {
   cmd.add_option("--ttl-kill-budget", o.kill_budget, "as train --ttl-kill-budget: count or cpu-time")
       ->check(CLI::IsMember({"count", "cpu-time"}))
       ->capture_default_str();
+  add_prediction_time_option(cmd, o.at,
+                             "when the models predict: submit (history as of each job's submission) or match (as of "
+                             "its start, plus the jobs of its keys running then)");
+  add_censored_option(cmd, o.censored);
   add_bound_options(cmd, o.bounds);
   cmd.add_option("--out", o.out, "also write DIR/report.html: kill rate per window and per split, RMSE per split");
 }
@@ -82,6 +86,8 @@ Backtest run_backtest(const JobTable& trace, const BacktestCliOptions& o, const 
   if (o.epochs > 0) b.fit.train.max_epochs = o.epochs;
   b.fit.train.seed = o.seed;
   b.fit.safe_ttl.request.budget = kill_budget_from_name(o.kill_budget);
+  b.fit.at = parse_prediction_time(o.at, PredictionTime::Submit);
+  b.fit.censored = parse_censored(o.censored);
   b.predictor.max_ttl_s = o.bounds.max_ttl_s;
   b.predictor.min_seconds = o.bounds.min_seconds;
   return ttlpred::run_backtest(trace, b, progress);

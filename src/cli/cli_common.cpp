@@ -168,6 +168,31 @@ void check_model_fits_trace(const Predictor& predictor, const std::string& model
           allow_schema_mismatch, "--allow-schema-mismatch");
 }
 
+void add_prediction_time_option(CLI::App& cmd, std::string& at, const char* help) {
+  cmd.add_option("--at", at, help)->check(CLI::IsMember({"submit", "match"}));
+}
+
+PredictionTime parse_prediction_time(const std::string& at, PredictionTime fallback) {
+  if (at.empty()) return fallback;
+  const auto t = prediction_time_by_name(at);
+  if (!t) throw Error("--at: '" + at + "' is neither submit nor match");
+  return *t;
+}
+
+void add_censored_option(CLI::App& cmd, std::string& value) {
+  cmd.add_option("--censored", value,
+                 "on: jobs killed at their limit (status ERROR_E or TIMEOUT, or a run time of at least 99 % of the "
+                 "request) train as lower bounds, penalized only below their recorded run time; off: as exact run times")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+}
+
+bool parse_censored(const std::string& value) {
+  if (value == "on") return true;
+  if (value == "off") return false;
+  throw Error("--censored: '" + value + "' is neither on nor off");
+}
+
 PredictorOptions predictor_options(const std::string& variant, const std::string& isa, double alpha,
                                    const BoundOptions& bounds) {
   PredictorOptions o;

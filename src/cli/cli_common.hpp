@@ -55,6 +55,18 @@ struct BoundOptions {
 // Adds --max-ttl and --min-seconds to `cmd`, stored in `bounds`.
 void add_bound_options(CLI::App& cmd, BoundOptions& bounds);
 
+// --at submit|match: when jobs are predicted (features/history.hpp, PredictionTime). At
+// match time a job's history sees the outcomes known at its start and the jobs running then.
+void add_prediction_time_option(CLI::App& cmd, std::string& at, const char* help);
+// The prediction time `at` names; `fallback` when `at` is empty. Throws Error naming --at
+// for another value.
+PredictionTime parse_prediction_time(const std::string& at, PredictionTime fallback);
+// --censored on|off: train censored outcomes (killed at their limit) as lower bounds
+// (pipeline/censored_outcomes.hpp). Stored as "on"/"off" in `value`.
+void add_censored_option(CLI::App& cmd, std::string& value);
+inline constexpr const char* kDefaultCensored = "off";
+bool parse_censored(const std::string& value);
+
 PredictorOptions predictor_options(const std::string& variant, const std::string& isa, double alpha,
                                    const BoundOptions& bounds = {});
 

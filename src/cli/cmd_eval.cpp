@@ -15,6 +15,7 @@
 #include "cli/prediction_output.hpp"
 #include "pipeline/evaluate.hpp"
 #include "pipeline/model_checks.hpp"
+#include "pipeline/split_history.hpp"
 #include "util/file_io.hpp"
 
 namespace ttlpred::cli {
@@ -24,6 +25,7 @@ struct EvalOptions {
   std::string model, data, variant = "auto", isa, per_job, per_job_format = "csv";
   // static by default: the service answers with the static calibration, and eval scores what it answers.
   std::string calibration = "static", calibration_key = "user";
+  std::string at;  // "": the model's prediction time
   double split = 0.8, alpha = 0.01;
   BoundOptions bounds;
   bool json = false, allow_overlap = false, allow_schema_mismatch = false;
@@ -42,7 +44,9 @@ void run_eval(const EvalOptions& o) {
   EvaluationCalibration calibration;
   calibration.online.method = answering_method_from_name(o.calibration);
   calibration.key_column = o.calibration_key;
-  const Evaluation e = evaluate(predictor, split, nullptr, calibration);
+  const HistoryConfig& hcfg = predictor.encoder().history_config();
+  const HistoryMatrix history = split_history(split, hcfg, parse_prediction_time(o.at, hcfg.at));
+  const Evaluation e = evaluate(predictor, split, &history, calibration);
   if (!o.per_job.empty()) {
     std::vector<std::size_t> scored(split.scored_rows());
     std::iota(scored.begin(), scored.end(), split.train_rows);
@@ -95,6 +99,9 @@ void add_eval_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--calibration-key", o->calibration_key, "the mondrian calibration's key: a categorical job field")
       ->capture_default_str();
+  add_prediction_time_option(*cmd, o->at,
+                             "when the scored jobs are predicted: submit or match (default: the time the model was "
+                             "trained for, submit unless it was trained with --at match, which cannot be scored at submit)");
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->add_option("--per-job", o->per_job,
                   "also write every scored job's prediction to this file (job_id, expected_wall_s, safe_ttl_s, capped, "

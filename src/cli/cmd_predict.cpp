@@ -21,6 +21,7 @@ namespace {
 
 struct PredictOptions {
   std::string model, data, out, format = "csv", variant = "auto", isa;
+  std::string at;  // "": the model's prediction time
   double alpha = 0.01;
   BoundOptions bounds;
   bool allow_schema_mismatch = false;
@@ -38,7 +39,7 @@ void run_predict(const PredictOptions& o) {
   if (restarted)
     std::fprintf(stderr, "ttlpred: note: %s has jobs from the model's training period; their history is replayed from "
                  "the trace alone (the model's saved state already holds those outcomes)\n", o.data.c_str());
-  const HistoryMatrix history = compute_history(table, state);
+  const HistoryMatrix history = compute_history(table, state, parse_prediction_time(o.at, state.config().at));
   std::vector<std::size_t> rows(table.rows());
   std::iota(rows.begin(), rows.end(), std::size_t{0});
   const auto predictions = predictor.predict_rows(table, rows, history);
@@ -61,6 +62,9 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--isa", o->isa, "pin an instruction set (scalar, avx2, avx512, avx512-vnni, avx512-bf16, avx512-amx)");
   cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();
   add_bound_options(*cmd, o->bounds);
+  add_prediction_time_option(*cmd, o->at,
+                             "when each job is predicted: submit or match (default: the time the model was trained "
+                             "for, submit unless it was trained with --at match, which cannot predict at submit)");
   cmd->add_flag("--allow-schema-mismatch", o->allow_schema_mismatch,
                 "predict anyway for a trace that lacks most of the job fields the model was trained on");
   cmd->callback([o] { run_predict(*o); });

@@ -19,6 +19,7 @@ struct TrainOptions {
   std::string data, out, hidden = "256,256,256", target = "hours", group_by = "auto";
   std::string init, qat = "none", sparsity = "none", sparsity_method = "fixed-mask";
   std::string kill_budget = "count";
+  std::string at, censored = kDefaultCensored;
   double split = 0.8;
   FitOptions fit;
   TraceInput input;
@@ -57,6 +58,11 @@ void run_train(TrainOptions& o, const CLI::App& cmd) {
   o.fit.train.target = parse_target_kind(o.target);
   o.fit.group_column = o.group_by == "none" ? "" : o.group_by;
   o.fit.safe_ttl.request.budget = kill_budget_from_name(o.kill_budget);
+  o.fit.at = parse_prediction_time(o.at, PredictionTime::Submit);
+  o.fit.censored = parse_censored(o.censored);
+  if (o.fit.init && !o.at.empty() &&
+      o.fit.at != FeatureEncoder::from_bytes(start.encoder, o.init).history_config().at)
+    throw Error("--at: a fine-tune keeps the prediction time its starting model " + o.init + " was trained for");
   std::string trace_format;
   const ChronologicalSplit split = chronological_split(load_trace(o.data, o.input, false, &trace_format), o.split);
   std::fprintf(stderr, "train: %zu eligible jobs (%zu without run time, %zu without request dropped); training on the first %zu\n",
@@ -126,6 +132,10 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--srste-decay", o->fit.compression.srste_decay, "SR-STE: decay on the pruned weights")
       ->capture_default_str();
+  add_prediction_time_option(*cmd, o->at,
+                             "when the model predicts: submit (default; history as of each job's submission) or match "
+                             "(history as of its start, submit + wait, plus the jobs of its keys running then)");
+  add_censored_option(*cmd, o->censored);
   cmd->add_flag("--quiet", o->quiet, "no per-epoch progress");
   add_config_and_environment(*cmd);
   cmd->callback([o, cmd] { run_train(*o, *cmd); });

@@ -12,6 +12,10 @@ constexpr std::string_view kMagic = "TTLENC";
 // Version 2: the history configuration carries work fields (features/history.hpp); version 1
 // encoders still load, with none.
 constexpr std::uint32_t kVersion = 2;
+// Version 3 (written only when the history configuration is made for match time, so that
+// encoders for submit time keep version 2's bytes and older binaries still read them) adds
+// the configuration's prediction time.
+constexpr std::uint32_t kMatchTimeVersion = 3;
 
 Field read_field(BinaryReader& r) {
   const auto f = r.get<std::uint8_t>();
@@ -40,11 +44,11 @@ std::vector<std::uint8_t> FeatureEncoder::to_bytes() const {
   }
   w.put<std::uint64_t>(history_width_);
   history_config_.write(w);
-  return seal_container(kMagic, kVersion, w.bytes());
+  return seal_container(kMagic, history_config_.running_stats() ? kMatchTimeVersion : kVersion, w.bytes());
 }
 
 FeatureEncoder FeatureEncoder::from_bytes(const std::vector<std::uint8_t>& bytes, const std::string& what) {
-  const auto opened = open_container(bytes, kMagic, kVersion, what);
+  const auto opened = open_container(bytes, kMagic, kMatchTimeVersion, what);
   BinaryReader r(opened.payload, what);
   FeatureEncoder e;
   auto checked_field = [&](Field f) {
@@ -92,7 +96,7 @@ FeatureEncoder FeatureEncoder::from_bytes(const std::vector<std::uint8_t>& bytes
   }
 
   const auto hw = r.get<std::uint64_t>();
-  e.history_config_ = HistoryConfig::read(r, opened.version);
+  e.history_config_ = HistoryConfig::read(r, opened.version, opened.version >= kMatchTimeVersion);
   if (hw != e.history_config_.width() && !(hw == 0 && e.history_config_.keys.empty()))
     r.fail("encoder: " + std::to_string(hw) + " history features do not match the history configuration");
   e.history_width_ = hw;

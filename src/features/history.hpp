@@ -1,8 +1,14 @@
 #pragma once
 // Leak-free history features: for each job, statistics of the run times of earlier jobs that
 // share a key with it (same user, same production, same master job ...), counting only jobs
-// that had FINISHED by the job's submit time. On real traces this is the strongest signal
-// there is; using a job that was still running would leak the future.
+// that had FINISHED by the job's prediction time. On real traces this is the strongest signal
+// there is; using the run time of a job that was still running would leak the future.
+//
+// The prediction time is the job's submit time, or, for a configuration made for match time
+// (PredictionTime::Match), its start (submit + wait): the broker (JAliEn) applies a job's TTL
+// when a pilot takes it, and by then more of its siblings have finished and some are running.
+// At match time every key also reports the jobs of the key still running then: how many, and
+// their elapsed times, each a lower bound on that job's run time.
 //
 // Two ways in, one arithmetic:
 //  - HistoryState: incremental. The prediction service calls observe() with each finished
@@ -12,6 +18,7 @@
 // docs/features.md lists the keys and statistics and says how leak-freeness is tested.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,6 +45,15 @@ enum class HistoryKey : std::uint8_t {
 };
 inline constexpr std::size_t kNumHistoryKeys = 9;
 std::string_view history_key_name(HistoryKey k);
+
+// When a job is predicted, which decides what its history may see.
+enum class PredictionTime : std::uint8_t {
+  Submit = 0,  // at submission: outcomes finished by the submit time
+  Match = 1,   // when a pilot takes the job (submit + wait; submit where the wait is unknown):
+               // outcomes finished by then, and the running-job statistics
+};
+std::string_view prediction_time_name(PredictionTime at);  // "submit", "match"
+std::optional<PredictionTime> prediction_time_by_name(std::string_view name);
 
 // Statistics per key, in output order. Times are transformed with log1p so that they are on
 // the scale the model sees; a key with no finished jobs gives count 0 and NaN elsewhere
@@ -90,6 +106,17 @@ inline constexpr std::size_t kMaxWorkFields = 3;
 inline constexpr std::array<Field, kMaxWorkFields> kWorkFieldCandidates = {Field::Events, Field::InputBytes,
                                                                           Field::InputFiles};
 
+// Running-job statistics per key (configurations for match time only), after the work
+// statistics: the jobs of the key that have started strictly before the prediction time and
+// not finished by it. A running job counts while its elapsed time is below kMaxHistoryWallS
+// (a start whose outcome never comes must not count for ever).
+enum class RunningStat : std::uint8_t {
+  LogCount,             // log1p(number of running jobs); 0 when none
+  LogMaxElapsed,        // log1p(elapsed time of the longest-running one); NaN when none
+  LogMedianElapsed,     // log1p(median elapsed time); NaN when none
+};
+inline constexpr std::size_t kRunningStats = 3;
+
 // A job's own numbers that the statistics read besides its keys: its request and its
 // work in each work field of the configuration (NaN: unknown).
 struct JobAmounts {
@@ -104,17 +131,24 @@ struct HistoryConfig {
   bool ratio_stats = false;      // wall / requested-TTL statistics (when requests are known)
   std::vector<Field> work_fields;  // work-rate statistics per field (kWorkFieldCandidates)
   bool work_per_speed = false;     // work = field value / host_speed (a match-time field)
+  // The prediction time the features are made for. Match adds the running-job statistics to
+  // every key; a model file records it through its encoder's copy of this configuration.
+  PredictionTime at = PredictionTime::Submit;
 
   // Every key whose column(s) have values in `t` (All always), ratio stats when `t` has
   // requested TTLs, work-rate stats for each work field with a value > 0 in `t` (per host
   // speed when `t` has host speeds). This is the default feature set for a trace.
   static HistoryConfig for_table(const JobTable& t, std::uint32_t last_k = 5, double ewma_alpha = 0.3);
 
-  std::size_t stats_per_key() const {
-    return (ratio_stats ? kRatioHistoryStats : kBaseHistoryStats) + kWorkStatsPerField * work_fields.size();
-  }
+  bool running_stats() const { return at == PredictionTime::Match; }
+  std::size_t stats_per_key() const { return running_offset() + (running_stats() ? kRunningStats : 0); }
   // Offset of the work statistics within one key's block.
   std::size_t work_offset() const { return ratio_stats ? kRatioHistoryStats : kBaseHistoryStats; }
+  // Offset of the running-job statistics within one key's block (when running_stats()).
+  std::size_t running_offset() const { return work_offset() + kWorkStatsPerField * work_fields.size(); }
+  // A record's prediction time under this configuration: its submit time, plus its wait at
+  // match time (NaN when the submit time is unknown).
+  double prediction_time_of(const JobRecord& r) const;
   // A record's request and work amounts under this configuration.
   JobAmounts amounts_of(const JobRecord& r) const;
   std::size_t width() const { return keys.size() * stats_per_key(); }
@@ -123,9 +157,12 @@ struct HistoryConfig {
   // Throws Error naming the bad setting.
   void validate() const;
 
-  // Format version 2 added the work fields; version 1 configurations have none.
+  // Format version 2 added the work fields; version 1 configurations have none. The
+  // prediction time is written only for match time (a byte after the rest), so files made
+  // for submit time keep the older format and its bytes; `with_prediction_time` says whether
+  // the container's version has that byte (the encoder's and the state's versions say).
   void write(BinaryWriter& w) const;
-  static HistoryConfig read(BinaryReader& r, std::uint32_t format_version);  // validates
+  static HistoryConfig read(BinaryReader& r, std::uint32_t format_version, bool with_prediction_time = false);  // validates
   bool operator==(const HistoryConfig&) const = default;
 };
 
@@ -192,12 +229,24 @@ class HistoryState {
 
   // Adds a finished job (wall_s known and >= 0; otherwise it is ignored and false returned).
   bool observe(const JobRecord& finished);
-  // Writes width() floats for a job about to run. No heap allocation.
+  // Writes width() floats for a job about to run, as of its prediction time
+  // (config().prediction_time_of(job)), or as of `now_s` where given: the running-job
+  // statistics measure elapsed times up to it. No heap allocation.
   void features(const JobRecord& job, float* out) const;
+  void features(const JobRecord& job, double now_s, float* out) const;
 
   // The same, from precomputed key hashes and amounts (the batch walk uses these).
   bool observe(const JobKeys& keys, double wall_s, const JobAmounts& amounts);
-  void features(const JobKeys& keys, const JobAmounts& amounts, float* out) const;
+  void features(const JobKeys& keys, const JobAmounts& amounts, float* out, double now_s = kMissingNumber) const;
+
+  // The running set (used by the running-job statistics; kept whatever the configuration).
+  // `job` is the caller's identifier of a job (the service: a hash of its job_id; the batch
+  // walk: its row). start_running: false (and nothing changes) when `job` is already running
+  // or `start_s` is not finite. stop_running: false when `job` was not running.
+  bool start_running(std::uint64_t job, const JobKeys& keys, double start_s);
+  bool stop_running(std::uint64_t job);
+  std::size_t running() const { return running_.size(); }
+  bool is_running(std::uint64_t job) const { return running_.count(job) > 0; }
 
   // A sealed container (magic "TTLHIST"); from_bytes refuses truncated or corrupted input.
   std::vector<std::uint8_t> to_bytes() const;
@@ -211,10 +260,19 @@ class HistoryState {
  private:
   void evict_oldest();
   void derive(KeyHistory& h) const;  // refreshes h.derived
+  void running_stats(std::uint64_t key_hash, double now_s, float* out) const;
+
+  struct RunningJob {
+    double start_s = 0;
+    JobKeys keys;
+  };
 
   HistoryConfig cfg_;
   std::uint64_t observed_ = 0;
   std::unordered_map<std::uint64_t, KeyHistory> keys_;
+  std::unordered_map<std::uint64_t, RunningJob> running_;  // by job
+  // Start times of each key's running jobs, ascending (order statistics in O(log n)).
+  std::unordered_map<std::uint64_t, std::vector<double>> running_starts_;
   std::size_t capacity_ = 0;
   std::uint64_t evicted_ = 0;
 };
@@ -227,11 +285,18 @@ struct HistoryMatrix {
   const float* row(std::size_t r) const { return values.data() + r * width; }
 };
 
-// Walks `t` in submit order. A job's features see exactly the jobs whose
-// submit + wait + wall <= its submit time and whose submit time is strictly earlier (unknown
-// wait counts as 0; unknown wall time: never seen). `state` starts as given (e.g. restored
-// from a file); on return it has observed every job of `t` with a known wall time and a
-// known submit time, as a service would once they all finished.
+// Walks `t` in order of prediction time: the submit time, or at match time the start
+// (submit + wait; unknown wait counts as 0). A job's features see exactly the jobs whose
+// submit + wait + wall <= its prediction time and whose prediction time is strictly earlier
+// (unknown wall time: never seen); at match time its running-job statistics count the jobs
+// whose start is strictly earlier and that have not finished by then (an unknown wall time
+// runs until kMaxHistoryWallS has elapsed). `state` starts as given (e.g. restored from a
+// file; its running set must be empty); on return it has observed every job of `t` with a
+// known wall time and a known submit time, as a service would once they all finished, and
+// its running set is empty again. The walk's time is the configuration's `at` unless given:
+// a configuration for submit time may be walked at match time (its history as of the match,
+// without running statistics); one for match time cannot be walked at submit time (Error:
+// its running statistics are made for the start).
 //
 // A job WITHOUT a submit time is predicted as of now: its features are those of the state
 // at the end of the walk (every timed job with a run time observed), exactly what
@@ -239,6 +304,8 @@ struct HistoryMatrix {
 // is the one rule for such jobs (docs/data-format.md, "Jobs without a submit time"); they
 // cannot be placed in time, so they are never observed themselves.
 HistoryMatrix compute_history(const JobTable& t, HistoryState& state);
+HistoryMatrix compute_history(const JobTable& t, HistoryState& state, PredictionTime at);
 HistoryMatrix compute_history(const JobTable& t, const HistoryConfig& cfg);
+HistoryMatrix compute_history(const JobTable& t, const HistoryConfig& cfg, PredictionTime at);
 
 }  // namespace ttlpred

@@ -1,5 +1,6 @@
-// History features for a whole table: replay the trace in submit order, feeding the state
-// each job at its finish time, exactly as a service receiving outcomes would have seen it.
+// History features for a whole table: replay the trace in order of prediction time (submit,
+// or start at match time), feeding the state each job at its finish time, exactly as a
+// service receiving outcomes (and, at match time, start events) would have seen it.
 #include <array>
 #include <cmath>
 #include <functional>
@@ -11,6 +12,7 @@
 
 #include "features/history.hpp"
 #include "features/key_hash.hpp"
+#include "util/error.hpp"
 
 namespace ttlpred {
 namespace {
@@ -69,13 +71,20 @@ class TableKeys {
   std::uint64_t empty_ = keyhash::of_string("");
 };
 
-// (finish time, submit time, row): the heap pops the earliest finish first; ties are broken
-// by submit time then row, so the feed order does not depend on anything later in the trace.
+// (finish time, prediction time, row): the heap pops the earliest finish first; ties are
+// broken by prediction time (the submit time, or the start at match time) then row, so the
+// feed order does not depend on anything later in the trace.
 using Pending = std::tuple<double, double, std::size_t>;
 
 }  // namespace
 
-HistoryMatrix compute_history(const JobTable& t, HistoryState& state) {
+HistoryMatrix compute_history(const JobTable& t, HistoryState& state) { return compute_history(t, state, state.config().at); }
+
+HistoryMatrix compute_history(const JobTable& t, HistoryState& state, PredictionTime at) {
+  const HistoryConfig& cfg = state.config();
+  if (cfg.running_stats() && at != PredictionTime::Match)
+    throw Error("history: features made for match time (running-job statistics) cannot be computed at submit time");
+  if (state.running() > 0) throw Error("history: a walk over a table must start from a state without running jobs");
   HistoryMatrix m;
   m.rows = t.rows();
   m.width = state.width();
@@ -85,7 +94,6 @@ HistoryMatrix compute_history(const JobTable& t, HistoryState& state) {
   const auto wait = t.num(Field::WaitTime);
   const auto wall = t.num(Field::WallTime);
   const auto requested = t.num(Field::RequestedTtl);
-  const HistoryConfig& cfg = state.config();
   std::array<std::span<const double>, kMaxWorkFields> work_col;
   for (std::size_t w = 0; w < cfg.work_fields.size(); ++w) work_col[w] = t.num(cfg.work_fields[w]);
   const auto speed = t.num(Field::HostSpeed);
@@ -97,31 +105,57 @@ HistoryMatrix compute_history(const JobTable& t, HistoryState& state) {
     for (std::size_t w = 0; w < cfg.work_fields.size(); ++w) a.work[w] = work_col[w][row] / s;
     return a;
   };
+  auto wait_or_0 = [&](std::size_t row) { return std::isnan(wait[row]) || wait[row] < 0 ? 0.0 : wait[row]; };
+  // Each job's prediction time (HistoryConfig::prediction_time_of for a row).
+  const bool at_match = at == PredictionTime::Match;
+  std::vector<double> match_time;
+  if (at_match) {
+    match_time.resize(t.rows());
+    for (std::size_t row = 0; row < t.rows(); ++row) match_time[row] = submit[row] + wait_or_0(row);
+  }
+  const std::span<const double> time = at_match ? std::span<const double>(match_time) : submit;
 
   const TableKeys keys(t);
+  const bool track_running = cfg.running_stats();
 
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
-  auto feed = [&](std::size_t row) { state.observe(keys(row), wall[row], amounts(row)); };
+  auto feed = [&](std::size_t row) {
+    if (track_running) state.stop_running(row);
+    state.observe(keys(row), wall[row], amounts(row));
+  };
   auto enqueue = [&](std::size_t row) {
-    if (!(wall[row] >= 0.0) || !std::isfinite(wall[row])) return;  // never finishes as far as we know
-    const double w = std::isnan(wait[row]) || wait[row] < 0 ? 0.0 : wait[row];
-    pending.emplace(submit[row] + w + wall[row], submit[row], row);
+    if (!(wall[row] >= 0.0) || !std::isfinite(wall[row])) {
+      // Never finishes as far as we know; at match time it runs until the running
+      // statistics stop counting it (observe() ignores the unknown run time then).
+      if (!track_running) return;
+      state.start_running(row, keys(row), time[row]);
+      pending.emplace(time[row] + kMaxHistoryWallS, time[row], row);
+      return;
+    }
+    if (track_running) state.start_running(row, keys(row), time[row]);
+    pending.emplace(submit[row] + wait_or_0(row) + wall[row], time[row], row);
   };
 
-  const auto order = t.submit_order();
+  std::vector<std::size_t> order = t.submit_order();
+  if (at_match)
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      const bool na = std::isnan(time[a]), nb = std::isnan(time[b]);
+      if (na || nb) return !na && nb;
+      return time[a] < time[b];
+    });
   std::size_t g = 0;
-  while (g < order.size() && !std::isnan(submit[order[g]])) {
-    // One group of equal submit times: they see the same history and not each other.
-    const double now = submit[order[g]];
+  while (g < order.size() && !std::isnan(time[order[g]])) {
+    // One group of equal prediction times: they see the same history and not each other.
+    const double now = time[order[g]];
     std::size_t end = g;
-    while (end < order.size() && submit[order[end]] == now) ++end;
+    while (end < order.size() && time[order[end]] == now) ++end;
     while (!pending.empty() && std::get<0>(pending.top()) <= now) {
       feed(std::get<2>(pending.top()));
       pending.pop();
     }
     for (std::size_t i = g; i < end; ++i) {
       const std::size_t row = order[i];
-      state.features(keys(row), amounts(row), m.values.data() + row * m.width);
+      state.features(keys(row), amounts(row), m.values.data() + row * m.width, now);
     }
     for (std::size_t i = g; i < end; ++i) enqueue(order[i]);
     g = end;
@@ -144,6 +178,11 @@ HistoryMatrix compute_history(const JobTable& t, HistoryState& state) {
 HistoryMatrix compute_history(const JobTable& t, const HistoryConfig& cfg) {
   HistoryState state(cfg);
   return compute_history(t, state);
+}
+
+HistoryMatrix compute_history(const JobTable& t, const HistoryConfig& cfg, PredictionTime at) {
+  HistoryState state(cfg);
+  return compute_history(t, state, at);
 }
 
 }  // namespace ttlpred

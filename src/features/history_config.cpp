@@ -14,6 +14,9 @@ constexpr std::array<std::string_view, kNumHistoryKeys> kKeyNames = {
 constexpr std::array<std::string_view, kRatioHistoryStats> kStatNames = {
     "log_count", "log_mean_k", "log_ewma", "log_max", "log_last", "mean_log", "ratio_k", "log_ratio_x_request"};
 
+constexpr std::array<std::string_view, kRunningStats> kRunningStatNames = {"run_log_count", "run_log_max_elapsed",
+                                                                          "run_log_median_elapsed"};
+
 // The single category column behind a key, for keys that have one.
 constexpr Field single_column(HistoryKey k) {
   switch (k) {
@@ -32,6 +35,16 @@ constexpr Field single_column(HistoryKey k) {
 std::string_view history_key_name(HistoryKey k) {
   const auto i = static_cast<std::size_t>(k);
   return i < kNumHistoryKeys ? kKeyNames[i] : std::string_view("?");
+}
+
+std::string_view prediction_time_name(PredictionTime at) {
+  return at == PredictionTime::Match ? "match" : "submit";
+}
+
+std::optional<PredictionTime> prediction_time_by_name(std::string_view name) {
+  if (name == "submit") return PredictionTime::Submit;
+  if (name == "match") return PredictionTime::Match;
+  return std::nullopt;
 }
 
 HistoryConfig HistoryConfig::for_table(const JobTable& t, std::uint32_t last_k, double ewma_alpha) {
@@ -71,6 +84,8 @@ std::vector<std::string> HistoryConfig::feature_names() const {
       names.push_back(prefix + "log_rate_x_" + field);
       names.push_back(prefix + "rate_x_" + field + "_hours");
     }
+    if (running_stats())
+      for (auto name : kRunningStatNames) names.push_back(prefix + std::string(name));
   }
   return names;
 }
@@ -98,6 +113,14 @@ void HistoryConfig::validate() const {
       throw Error("history: work field '" + std::string(info(f).name) + "' listed twice");
   }
   if (work_per_speed && work_fields.empty()) throw Error("history: work per host speed without work fields");
+  if (at != PredictionTime::Submit && at != PredictionTime::Match)
+    throw Error("history: unknown prediction time " + std::to_string(static_cast<int>(at)));
+}
+
+double HistoryConfig::prediction_time_of(const JobRecord& r) const {
+  const double submit = r[Field::SubmitTime], wait = r[Field::WaitTime];
+  if (at == PredictionTime::Submit || std::isnan(wait) || wait < 0) return submit;
+  return submit + wait;
 }
 
 JobAmounts HistoryConfig::amounts_of(const JobRecord& r) const {
@@ -119,9 +142,10 @@ void HistoryConfig::write(BinaryWriter& w) const {
   for (auto f : work_fields) wf.push_back(static_cast<std::uint8_t>(f));
   w.put_vector(wf);
   w.put<std::uint8_t>(work_per_speed ? 1 : 0);
+  if (at != PredictionTime::Submit) w.put<std::uint8_t>(static_cast<std::uint8_t>(at));
 }
 
-HistoryConfig HistoryConfig::read(BinaryReader& r, std::uint32_t format_version) {
+HistoryConfig HistoryConfig::read(BinaryReader& r, std::uint32_t format_version, bool with_prediction_time) {
   HistoryConfig c;
   c.last_k = r.get<std::uint32_t>();
   c.ewma_alpha = r.get<double>();
@@ -137,6 +161,11 @@ HistoryConfig HistoryConfig::read(BinaryReader& r, std::uint32_t format_version)
     const auto per_speed = r.get<std::uint8_t>();
     if (per_speed > 1) r.fail("history config: bad work-per-speed flag");
     c.work_per_speed = per_speed == 1;
+  }
+  if (with_prediction_time) {
+    const auto at = r.get<std::uint8_t>();
+    if (at != static_cast<std::uint8_t>(PredictionTime::Match)) r.fail("history config: bad prediction time " + std::to_string(at));
+    c.at = PredictionTime::Match;
   }
   try {
     c.validate();

@@ -13,7 +13,11 @@ constexpr std::string_view kMagic = "TTLHIST";
 // each key's last update (eviction order; older files load with 0: all equally old). Version 2 added the
 // work-rate statistics (configuration and per-key entries); version 1
 // files still load, with no work fields.
-constexpr std::uint32_t kVersion = 3;
+// Version 4 (written only for a configuration made for match time, so that states for
+// submit time keep version 3's bytes) adds the prediction time to the configuration and,
+// at the end, the running set: each running job's identifier, start and key hashes.
+constexpr std::uint32_t kVersion = 4;
+constexpr std::uint32_t kSubmitTimeVersion = 3;
 
 void put_ring(BinaryWriter& w, const std::array<float, kMaxLastK>& ring, std::uint32_t k) {
   for (std::uint32_t i = 0; i < k; ++i) w.put<float>(ring[i]);
@@ -56,13 +60,31 @@ std::vector<std::uint8_t> HistoryState::to_bytes() const {
   }
   // Version 3: then each key's last update (the eviction order under a capacity), same order.
   for (auto key : order) w.put<std::uint64_t>(keys_.at(key).last_seen);
+  if (!cfg_.running_stats()) return seal_container(kMagic, kSubmitTimeVersion, w.bytes());
+  // Version 4: the running set, by job identifier.
+  std::vector<std::uint64_t> jobs;
+  jobs.reserve(running_.size());
+  for (const auto& kv : running_) jobs.push_back(kv.first);
+  std::sort(jobs.begin(), jobs.end());
+  w.put<std::uint64_t>(jobs.size());
+  for (auto job : jobs) {
+    const RunningJob& r = running_.at(job);
+    w.put<std::uint64_t>(job);
+    w.put<double>(r.start_s);
+    std::uint16_t present = 0;
+    for (std::size_t k = 0; k < kNumHistoryKeys; ++k)
+      if (r.keys.present[k]) present = static_cast<std::uint16_t>(present | (1u << k));
+    w.put<std::uint16_t>(present);
+    for (std::size_t k = 0; k < kNumHistoryKeys; ++k)
+      if (r.keys.present[k]) w.put<std::uint64_t>(r.keys.hash[k]);
+  }
   return seal_container(kMagic, kVersion, w.bytes());
 }
 
 HistoryState HistoryState::from_bytes(const std::vector<std::uint8_t>& bytes, const std::string& what) {
   const auto opened = open_container(bytes, kMagic, kVersion, what);
   BinaryReader r(opened.payload, what);
-  HistoryState s(HistoryConfig::read(r, opened.version));
+  HistoryState s(HistoryConfig::read(r, opened.version, opened.version >= 4));
   const std::uint32_t k = s.cfg_.last_k;
   s.observed_ = r.get<std::uint64_t>();
   const auto n = r.get<std::uint64_t>();
@@ -116,6 +138,24 @@ HistoryState HistoryState::from_bytes(const std::vector<std::uint8_t>& bytes, co
       const auto seen = r.get<std::uint64_t>();
       if (seen > s.observed_) r.fail("history: a key's last update is after the last observed job");
       s.keys_.at(key).last_seen = seen;
+    }
+  }
+  if (opened.version >= 4) {
+    const auto n_running = r.get<std::uint64_t>();
+    if (n_running > opened.payload.size() / 18) r.fail("history: " + std::to_string(n_running) + " running jobs do not fit in the file");
+    for (std::uint64_t i = 0; i < n_running; ++i) {
+      const auto job = r.get<std::uint64_t>();
+      const auto start = r.get<double>();
+      const auto present = r.get<std::uint16_t>();
+      if (present >> kNumHistoryKeys) r.fail("history: running job " + std::to_string(i) + " names an unknown key kind");
+      JobKeys keys;
+      for (std::size_t k = 0; k < kNumHistoryKeys; ++k)
+        if (present & (1u << k)) {
+          keys.present[k] = true;
+          keys.hash[k] = r.get<std::uint64_t>();
+        }
+      if (!std::isfinite(start)) r.fail("history: running job " + std::to_string(i) + " has no finite start time");
+      if (!s.start_running(job, keys, start)) r.fail("history: running job " + std::to_string(i) + " is duplicated");
     }
   }
   if (!r.at_end()) r.fail("history: trailing bytes after the last key");

@@ -129,13 +129,70 @@ void HistoryState::derive(KeyHistory& h) const {
 }
 
 void HistoryState::features(const JobRecord& job, float* out) const {
-  features(job_keys(job), cfg_.amounts_of(job), out);
+  features(job_keys(job), cfg_.amounts_of(job), out, cfg_.prediction_time_of(job));
 }
 
-void HistoryState::features(const JobKeys& keys, const JobAmounts& amounts, float* out) const {
+void HistoryState::features(const JobRecord& job, double now_s, float* out) const {
+  features(job_keys(job), cfg_.amounts_of(job), out, now_s);
+}
+
+bool HistoryState::start_running(std::uint64_t job, const JobKeys& keys, double start_s) {
+  if (!std::isfinite(start_s)) return false;
+  if (!running_.emplace(job, RunningJob{start_s, keys}).second) return false;
+  for (auto key : cfg_.keys) {
+    const auto i = static_cast<std::size_t>(key);
+    if (!keys.present[i]) continue;
+    auto& starts = running_starts_[keys.hash[i]];
+    // Starts mostly come in time order: the insertion point is nearly always the end.
+    starts.insert(std::upper_bound(starts.begin(), starts.end(), start_s), start_s);
+  }
+  return true;
+}
+
+bool HistoryState::stop_running(std::uint64_t job) {
+  const auto it = running_.find(job);
+  if (it == running_.end()) return false;
+  const RunningJob& r = it->second;
+  for (auto key : cfg_.keys) {
+    const auto i = static_cast<std::size_t>(key);
+    if (!r.keys.present[i]) continue;
+    const auto s = running_starts_.find(r.keys.hash[i]);
+    if (s == running_starts_.end()) continue;
+    auto& starts = s->second;
+    const auto at = std::lower_bound(starts.begin(), starts.end(), r.start_s);
+    if (at != starts.end() && *at == r.start_s) starts.erase(at);  // equal starts are interchangeable
+    if (starts.empty()) running_starts_.erase(s);
+  }
+  running_.erase(it);
+  return true;
+}
+
+void HistoryState::running_stats(std::uint64_t key_hash, double now_s, float* out) const {
+  out[static_cast<int>(RunningStat::LogCount)] = 0.0f;
+  out[static_cast<int>(RunningStat::LogMaxElapsed)] = kNaN;
+  out[static_cast<int>(RunningStat::LogMedianElapsed)] = kNaN;
+  const auto it = running_starts_.find(key_hash);
+  if (it == running_starts_.end() || !std::isfinite(now_s)) return;
+  const std::vector<double>& starts = it->second;
+  // Running jobs started strictly before now (same-second starts never see each other), and
+  // running for less than kMaxHistoryWallS.
+  const auto first = std::upper_bound(starts.begin(), starts.end(), now_s - kMaxHistoryWallS);
+  const auto last = std::lower_bound(first, starts.end(), now_s);
+  const auto n = static_cast<std::size_t>(last - first);
+  if (n == 0) return;
+  // Elapsed times descend as starts ascend: the oldest start is the longest-running job.
+  const double median_start = n % 2 == 1 ? first[n / 2] : 0.5 * (first[n / 2 - 1] + first[n / 2]);
+  out[static_cast<int>(RunningStat::LogCount)] = static_cast<float>(std::log1p(static_cast<double>(n)));
+  out[static_cast<int>(RunningStat::LogMaxElapsed)] = static_cast<float>(std::log1p(now_s - *first));
+  out[static_cast<int>(RunningStat::LogMedianElapsed)] = static_cast<float>(std::log1p(now_s - median_start));
+}
+
+void HistoryState::features(const JobKeys& keys, const JobAmounts& amounts, float* out, double now_s) const {
   const double requested_ttl_s = amounts.requested_ttl_s;
   const std::size_t per_key = cfg_.stats_per_key();
   const std::size_t n_work = cfg_.work_fields.size(), work_at = cfg_.work_offset();
+  const bool with_running = cfg_.running_stats();
+  const std::size_t running_at = cfg_.running_offset();
   const bool has_request = requested_ttl_s > 0.0 && std::isfinite(requested_ttl_s);
   for (auto key : cfg_.keys) {
     const auto i = static_cast<std::size_t>(key);
@@ -165,6 +222,12 @@ void HistoryState::features(const JobKeys& keys, const JobAmounts& amounts, floa
         o[static_cast<int>(WorkStat::LogRateTimesWork)] = static_cast<float>(std::log1p(estimate_s));
         o[static_cast<int>(WorkStat::RateTimesWorkHours)] = static_cast<float>(estimate_s / 3600.0);
       }
+    }
+    if (with_running) {
+      if (keys.present[i])
+        running_stats(keys.hash[i], now_s, out + running_at);
+      else
+        out[running_at + static_cast<int>(RunningStat::LogCount)] = 0.0f;
     }
     out += per_key;
   }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "features/history.hpp"
+#include "pipeline/censored_outcomes.hpp"
 #include "pipeline/model_checks.hpp"
 #include "pipeline/split_history.hpp"
 #include "predict/predictor.hpp"
@@ -108,7 +109,11 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
   // A fine-tuned network reads the features its starting model was trained on.
   const FeatureEncoder start_encoder =
       options.init ? FeatureEncoder::from_bytes(options.init->encoder, "the starting model's encoder") : FeatureEncoder{};
-  const HistoryConfig hcfg = options.init ? start_encoder.history_config() : HistoryConfig::for_table(jobs);
+  const HistoryConfig hcfg = options.init ? start_encoder.history_config() : [&] {
+    HistoryConfig c = HistoryConfig::for_table(jobs);
+    c.at = options.at;
+    return c;
+  }();
   const HistoryMatrix history = split_history(split, hcfg);
 
   const auto fit_rows = iota_rows(0, n_fit);
@@ -117,14 +122,18 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
   const EncodedBatch x = encoder.encode_batch(jobs, fit_rows, &history);
   const auto wall = column_as_float(jobs.num(Field::WallTime), 0, n_fit);
   const auto cap = column_as_float(jobs.num(Field::RequestedTtl), 0, n_fit);
+  // Killed jobs' run times are lower bounds: with `censored` they train as such.
+  const std::vector<std::uint8_t> lower_bound =
+      options.censored ? censored_outcomes(jobs, 0, n_fit) : std::vector<std::uint8_t>{};
+  const auto censored_rows = static_cast<std::size_t>(std::count(lower_bound.begin(), lower_bound.end(), 1));
 
   TrainResult trained;
   if (options.init)
     trained = finetune_mlp(options.init->mlp, options.init->target, x, wall, options.train, options.compression,
-                           progress, cap);
+                           progress, cap, lower_bound);
   else
-    trained = options.ensemble > 1 ? train_ensemble(x, wall, options.train, options.ensemble, progress, cap)
-                                   : train_mlp(x, wall, options.train, progress, cap);
+    trained = options.ensemble > 1 ? train_ensemble(x, wall, options.train, options.ensemble, progress, cap, lower_bound)
+                                   : train_mlp(x, wall, options.train, progress, cap, lower_bound);
 
   ModelFile m;
   m.mlp = trained.model;
@@ -185,7 +194,10 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
                             {"ensemble", options.ensemble},
                             {"safe_ttl_group_column", group_column},
                             {"safe_ttl_request_aware", !m.safe_ttl.request.empty()},
-                            {"safe_ttl_kill_budget", kill_budget_name(options.safe_ttl.request.budget)}};
+                            {"safe_ttl_kill_budget", kill_budget_name(options.safe_ttl.request.budget)},
+                            {"prediction_time", std::string(prediction_time_name(hcfg.at))},
+                            {"censored_training", options.censored},
+                            {"censored_fit_rows", censored_rows}};
   m.serving_variant = std::string(engine::variant_name(calib_predictor.variant));
   if (options.compression.any()) {
     metrics["compression"] = nlohmann::json::parse(compression_json(options.compression));

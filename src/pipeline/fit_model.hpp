@@ -33,6 +33,13 @@ struct FitOptions {
   // it with set_finetune_defaults(train).
   const ModelFile* init = nullptr;
   CompressionConfig compression;
+  // When the model predicts (features/history.hpp): at match time its history sees the
+  // outcomes known at each job's start and the jobs running then. A fine-tune keeps its
+  // starting model's.
+  PredictionTime at = PredictionTime::Submit;
+  // Censored outcomes (pipeline/censored_outcomes.hpp) train as lower bounds: the loss only
+  // penalizes predictions below their recorded run time.
+  bool censored = false;
 };
 
 // Fine-tuning settings (a short run at a low learning rate from the starting weights, without

@@ -9,10 +9,14 @@
 namespace ttlpred {
 
 HistoryMatrix split_history(const ChronologicalSplit& split, const HistoryConfig& cfg) {
+  return split_history(split, cfg, cfg.at);
+}
+
+HistoryMatrix split_history(const ChronologicalSplit& split, const HistoryConfig& cfg, PredictionTime at) {
   if (!split.trace || split.trace_rows.size() != split.jobs.rows())
     throw Error("split_history: the split does not carry its trace");
   HistoryState state(cfg);
-  const HistoryMatrix whole = compute_history(*split.trace, state);
+  const HistoryMatrix whole = compute_history(*split.trace, state, at);
   HistoryMatrix m;
   m.rows = split.jobs.rows();
   m.width = whole.width;

@@ -5,8 +5,8 @@
 // caller").
 //
 // The rule: a job's features see every job of the trace whose outcome was known by its
-// submit time (submit + wait + wall <= its submit, submitted strictly earlier), eligible or
-// not: jobs that ran 0 s, had no request, or fall in the training part all count. So `eval`
+// prediction time (its submit time, or its start at match time: features/history.hpp),
+// eligible or not: jobs that ran 0 s, had no request, or fall in the training part all count. So `eval`
 // on a trace scores exactly what `predict` answers for the same jobs of the same trace, and
 // what a service fed the trace's outcomes in time order answers.
 #include "features/history.hpp"
@@ -17,6 +17,8 @@ namespace ttlpred {
 // Features of split.jobs, row for row, computed over split.trace from `state` (an empty
 // state of the configuration: the walk starts at the beginning of the trace).
 HistoryMatrix split_history(const ChronologicalSplit& split, const HistoryConfig& cfg);
+// The same, walked at prediction time `at` (compute_history says which pairs are allowed).
+HistoryMatrix split_history(const ChronologicalSplit& split, const HistoryConfig& cfg, PredictionTime at);
 
 // The state a service holds at the end of the training period: the outcome of every job of
 // the trace submitted no later than the last training job, scored jobs excepted, observed

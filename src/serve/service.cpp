@@ -137,6 +137,12 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path, const Pre
   const std::vector<std::uint8_t> bytes = read_regular_file(path, max_bytes);
   auto m = std::make_shared<LoadedModel>(
       LoadedModel{Predictor(parse_model_file(bytes, path), options, path), fnv1a_hex(bytes), path});
+  // A model made for match time reads the jobs running at each match; the service does not
+  // keep that set (no start events are journaled yet), so it would answer every job as if
+  // nothing were running: a silently different answer from `eval --at match`. Refused.
+  if (m->predictor.encoder().history_config().running_stats())
+    throw Error(path + ": the model was trained for match time (train --at match); the service does not track "
+                "running jobs yet, so it serves models trained for submit time only");
   // Warm up this thread's buffers and the plan once, so a broken plan fails here, not on
   // the first request.
   JobRecord probe;

@@ -88,14 +88,15 @@ MlpModel merge_ensemble(std::span<const MlpModel> members) {
 }
 
 TrainResult train_ensemble(const EncodedBatch& x, std::span<const float> wall_s, const TrainConfig& config,
-                           std::uint32_t members, const ProgressFn& progress, std::span<const float> cap_s) {
+                           std::uint32_t members, const ProgressFn& progress, std::span<const float> cap_s,
+                           std::span<const std::uint8_t> lower_bound) {
   if (members == 0) throw Error("ensemble: at least one member is needed");
   std::vector<MlpModel> models;
   TrainResult first;
   for (std::uint32_t k = 0; k < members; ++k) {
     TrainConfig c = config;
     c.seed = config.seed + k;
-    auto r = train_mlp(x, wall_s, c, progress, cap_s);
+    auto r = train_mlp(x, wall_s, c, progress, cap_s, lower_bound);
     models.push_back(std::move(r.model));
     if (k == 0) first = std::move(r);
   }

@@ -20,9 +20,10 @@ MlpModel merge_ensemble(std::span<const MlpModel> members);
 
 // Trains `members` networks with seeds config.seed, config.seed + 1, ... on the same rows
 // and merges them. The target transform (and its smearing) is refitted on the validation
-// tail for the merged model; cap_s as in train_mlp. history holds the first member's epochs; best_val_rmse_hours
+// tail for the merged model; cap_s and lower_bound as in train_mlp. history holds the first member's epochs; best_val_rmse_hours
 // the merged model's validation RMSE.
 TrainResult train_ensemble(const EncodedBatch& x, std::span<const float> wall_s, const TrainConfig& config,
-                           std::uint32_t members, const ProgressFn& progress = {}, std::span<const float> cap_s = {});
+                           std::uint32_t members, const ProgressFn& progress = {}, std::span<const float> cap_s = {},
+                           std::span<const std::uint8_t> lower_bound = {});
 
 }  // namespace ttlpred

@@ -251,7 +251,7 @@ void net_forward(const NetShape& s, const NetLayout& L, const T* params, const E
 template <class T>
 double net_backward(const NetShape& s, const NetLayout& L, const T* params, const EncodedBatch& x,
                     std::span<const std::uint32_t> rows, const float* y, T grad_scale, const DropoutPlan& dropout,
-                    NetWorkspace<T>& ws, const ActQuantPlan* aq) {
+                    NetWorkspace<T>& ws, const ActQuantPlan* aq, const std::uint8_t* lower_bound) {
   forward_all(s, L, params, x, rows, &dropout, ws, aq);
   const std::size_t n = rows.size();
   const std::size_t n_layers = s.widths.size();
@@ -262,7 +262,8 @@ double net_backward(const NetShape& s, const NetLayout& L, const T* params, cons
   ws.dz.resize(n);
   const auto& out = ws.a.back();
   for (std::size_t i = 0; i < n; ++i) {
-    const T e = out[i] - static_cast<T>(y[i]);
+    T e = out[i] - static_cast<T>(y[i]);
+    if (lower_bound && lower_bound[i] && e > T(0)) e = T(0);  // above a lower bound: no error
     sse += static_cast<double>(e) * static_cast<double>(e);
     ws.dz[i] = T(2) * grad_scale * e;
   }
@@ -318,11 +319,12 @@ void add_embedding_gradients(const NetShape& s, const NetLayout& L, const Encode
 
 template <class T>
 double net_loss_and_gradient(const NetShape& s, const T* params, const EncodedBatch& x,
-                             std::span<const std::uint32_t> rows, const float* y, std::vector<T>& grad) {
+                             std::span<const std::uint32_t> rows, const float* y, std::vector<T>& grad,
+                             const std::uint8_t* lower_bound) {
   const NetLayout L(s);
   NetWorkspace<T> ws;
   const AlignedVector<T> p(params, params + L.total);
-  const double sse = net_backward<T>(s, L, p.data(), x, rows, y, T(1), DropoutPlan{}, ws);
+  const double sse = net_backward<T>(s, L, p.data(), x, rows, y, T(1), DropoutPlan{}, ws, nullptr, lower_bound);
   grad.assign(ws.grad.begin(), ws.grad.end());
   std::fill(grad.begin(), grad.begin() + static_cast<std::ptrdiff_t>(L.embeddings_end), T(0));
   add_embedding_gradients<T>(s, L, x, rows, ws, grad.data());
@@ -335,11 +337,12 @@ double net_loss_and_gradient(const NetShape& s, const T* params, const EncodedBa
                                std::span<const std::uint32_t>, NetWorkspace<T>&, T*, const ActQuantPlan*);                            \
   template double net_backward<T>(const NetShape&, const NetLayout&, const T*, const EncodedBatch&,              \
                                   std::span<const std::uint32_t>, const float*, T, const DropoutPlan&,           \
-                                  NetWorkspace<T>&, const ActQuantPlan*);                                                           \
+                                  NetWorkspace<T>&, const ActQuantPlan*, const std::uint8_t*);                  \
   template void add_embedding_gradients<T>(const NetShape&, const NetLayout&, const EncodedBatch&,               \
                                            std::span<const std::uint32_t>, const NetWorkspace<T>&, T*);          \
   template double net_loss_and_gradient<T>(const NetShape&, const T*, const EncodedBatch&,                       \
-                                           std::span<const std::uint32_t>, const float*, std::vector<T>&);
+                                           std::span<const std::uint32_t>, const float*, std::vector<T>&,        \
+                                           const std::uint8_t*);
 TTLPRED_INSTANTIATE(float)
 TTLPRED_INSTANTIATE(double)
 #undef TTLPRED_INSTANTIATE

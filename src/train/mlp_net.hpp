@@ -84,10 +84,14 @@ void net_forward(const NetShape& s, const NetLayout& L, const T* params, const E
 // Forward + backward on `rows` with targets y (parallel to rows). Returns the sum of squared
 // errors; sets ws.grad (size L.total; the layer blocks) to the gradient of
 // grad_scale * sum (out - y)^2 and leaves its d/d(a0) in ws.da0 for the embeddings.
+// `lower_bound` (optional, parallel to rows): where non-zero, y is only a lower bound on the
+// target (a censored outcome: the job was killed at its limit), and the error counts only
+// when out < y: the loss max(0, y - out)^2, which never pulls a prediction down to the bound.
 template <class T>
 double net_backward(const NetShape& s, const NetLayout& L, const T* params, const EncodedBatch& x,
                     std::span<const std::uint32_t> rows, const float* y, T grad_scale, const DropoutPlan& dropout,
-                    NetWorkspace<T>& ws, const ActQuantPlan* act_quant = nullptr);
+                    NetWorkspace<T>& ws, const ActQuantPlan* act_quant = nullptr,
+                    const std::uint8_t* lower_bound = nullptr);
 
 // Adds the embedding-table gradients of a finished net_backward into grad[0, embeddings_end).
 template <class T>
@@ -97,6 +101,7 @@ void add_embedding_gradients(const NetShape& s, const NetLayout& L, const Encode
 // Loss sum and full gradient (layers and embeddings) on one shard: the gradient-check entry.
 template <class T>
 double net_loss_and_gradient(const NetShape& s, const T* params, const EncodedBatch& x,
-                             std::span<const std::uint32_t> rows, const float* y, std::vector<T>& grad);
+                             std::span<const std::uint32_t> rows, const float* y, std::vector<T>& grad,
+                             const std::uint8_t* lower_bound = nullptr);
 
 }  // namespace ttlpred

@@ -136,9 +136,11 @@ EncodedBatch strided_rows(const EncodedBatch& x, std::size_t n, std::size_t max_
 TrainResult run_training(const EncodedBatch& x, std::span<const float> wall_s, const TrainConfig& c,
                          const ProgressFn& progress, std::span<const float> cap_s, const NetShape& shape,
                          std::span<const float> init, TargetTransform tt, const CompressionConfig& comp,
-                         bool start_is_candidate) {
+                         bool start_is_candidate, std::span<const std::uint8_t> lower_bound) {
   if (!cap_s.empty() && cap_s.size() != x.rows)
     throw Error("training: " + std::to_string(cap_s.size()) + " requested TTLs for " + std::to_string(x.rows) + " rows");
+  if (!lower_bound.empty() && lower_bound.size() != x.rows)
+    throw Error("training: " + std::to_string(lower_bound.size()) + " censoring flags for " + std::to_string(x.rows) + " rows");
   if (x.rows > std::numeric_limits<std::uint32_t>::max()) throw Error("training: more than 2^32 rows");
   const std::size_t n = x.rows;
   const std::size_t n_val = static_cast<std::size_t>(std::floor(static_cast<double>(n) * c.validation_fraction));
@@ -195,6 +197,7 @@ TrainResult run_training(const EncodedBatch& x, std::span<const float> wall_s, c
   std::uint64_t step = 0;
   std::vector<float> val_z(n_val), best_val_z;
   std::vector<float> y_batch(c.batch_size);
+  std::vector<std::uint8_t> bound_batch(lower_bound.empty() ? 0 : c.batch_size);
   double best_rmse = std::numeric_limits<double>::infinity();
   std::uint32_t since_best = 0;
 
@@ -256,6 +259,8 @@ TrainResult run_training(const EncodedBatch& x, std::span<const float> wall_s, c
       const std::size_t bsz = std::min<std::size_t>(c.batch_size, n_tr - start);
       const std::span<const std::uint32_t> batch(order.data() + start, bsz);
       for (std::size_t i = 0; i < bsz; ++i) y_batch[i] = y[batch[i]];
+      if (!lower_bound.empty())
+        for (std::size_t i = 0; i < bsz; ++i) bound_batch[i] = lower_bound[batch[i]];
       const float scale = 1.0f / static_cast<float>(bsz);  // gradient of the batch mean
       const DropoutPlan drop{c.dropout, c.seed, step};
       const float* fwd = forward_params();
@@ -265,7 +270,7 @@ TrainResult run_training(const EncodedBatch& x, std::span<const float> wall_s, c
         shard_sse[k] = 0.0;
         if (b == e) return;
         shard_sse[k] = net_backward<float>(shape, L, fwd, x, batch.subspan(b, e - b), y_batch.data() + b, scale, drop,
-                                           ws[k], aq);
+                                           ws[k], aq, lower_bound.empty() ? nullptr : bound_batch.data() + b);
       });
       // Sum shard gradients in shard order (each element in the same order on any thread count).
       const std::size_t layer_begin = L.embeddings_end;
@@ -356,7 +361,7 @@ TrainResult run_training(const EncodedBatch& x, std::span<const float> wall_s, c
 }  // namespace
 
 TrainResult train_mlp(const EncodedBatch& x, std::span<const float> wall_s, const TrainConfig& c,
-                      const ProgressFn& progress, std::span<const float> cap_s) {
+                      const ProgressFn& progress, std::span<const float> cap_s, std::span<const std::uint8_t> lower_bound) {
   check_inputs(x, wall_s, c);
   const std::size_t n = x.rows;
   const std::size_t n_tr = n - static_cast<std::size_t>(std::floor(static_cast<double>(n) * c.validation_fraction));
@@ -376,12 +381,13 @@ TrainResult train_mlp(const EncodedBatch& x, std::span<const float> wall_s, cons
   tt.stddev = var > 1e-12 ? std::sqrt(var) : 1.0;
   const NetShape shape = make_shape(x, c);
   const auto init = init_parameters<float>(shape, c.seed);
-  return run_training(x, wall_s, c, progress, cap_s, shape, init, tt, CompressionConfig{}, false);
+  return run_training(x, wall_s, c, progress, cap_s, shape, init, tt, CompressionConfig{}, false, lower_bound);
 }
 
 TrainResult finetune_mlp(const MlpModel& start, const TargetTransform& target, const EncodedBatch& x,
                          std::span<const float> wall_s, const TrainConfig& c, const CompressionConfig& compression,
-                         const ProgressFn& progress, std::span<const float> cap_s) {
+                         const ProgressFn& progress, std::span<const float> cap_s,
+                         std::span<const std::uint8_t> lower_bound) {
   check_inputs(x, wall_s, c);
   validate_mlp(start, "starting model");
   if (x.dense_width != start.dense_inputs || x.cat_width != start.embeddings.size())
@@ -396,7 +402,7 @@ TrainResult finetune_mlp(const MlpModel& start, const TargetTransform& target, c
   TargetTransform tt = target;
   tt.smear.clear();
   const std::vector<float> init = pack_parameters(start);
-  return run_training(x, wall_s, c, progress, cap_s, shape_of(start), init, tt, compression, true);
+  return run_training(x, wall_s, c, progress, cap_s, shape_of(start), init, tt, compression, true, lower_bound);
 }
 
 void predict_mlp_raw(const MlpModel& model, const EncodedBatch& x, std::span<float> out_z, int threads) {

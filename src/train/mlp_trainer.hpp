@@ -7,6 +7,7 @@
 // computed single-threaded (Eigen's own threading is off), and shard gradients are summed
 // in shard order; threads only decide who computes a shard. Results do differ between
 // machines whose SIMD width differs (the build uses -march=native where enabled).
+#include <cstdint>
 #include <span>
 
 #include "model/model_input.hpp"
@@ -20,10 +21,15 @@ namespace ttlpred {
 // `x` rows are in submit order; the last validation_fraction of them form the validation
 // tail. wall_s[i] is row i's run time in seconds (finite, >= 0). cap_s is empty or row i's
 // requested TTL in seconds (NaN or <= 0 = none): validation scores predictions capped there,
-// as the evaluation protocol does. Throws Error on a size mismatch, a bad run time, a
-// category index outside its cardinality, or a bad config.
+// as the evaluation protocol does. lower_bound is empty or, per row, non-zero where
+// wall_s[i] is only a lower bound on the run time (a censored outcome: killed at its limit):
+// such a row is trained with a loss that penalizes only predictions below it (mlp_net.hpp,
+// net_backward); the target transform and the validation score treat it as given. Throws
+// Error on a size mismatch, a bad run time, a category index outside its cardinality, or a
+// bad config.
 TrainResult train_mlp(const EncodedBatch& x, std::span<const float> wall_s, const TrainConfig& config,
-                      const ProgressFn& progress = {}, std::span<const float> cap_s = {});
+                      const ProgressFn& progress = {}, std::span<const float> cap_s = {},
+                      std::span<const std::uint8_t> lower_bound = {});
 
 // Fine-tunes `start` (trained with `target`, whose mean and scale are kept) on x for
 // compressed inference (train/compression.hpp): QAT, 2:4 sparsity, or both. Same loop,
@@ -33,7 +39,7 @@ TrainResult train_mlp(const EncodedBatch& x, std::span<const float> wall_s, cons
 TrainResult finetune_mlp(const MlpModel& start, const TargetTransform& target, const EncodedBatch& x,
                          std::span<const float> wall_s, const TrainConfig& config,
                          const CompressionConfig& compression, const ProgressFn& progress = {},
-                         std::span<const float> cap_s = {});
+                         std::span<const float> cap_s = {}, std::span<const std::uint8_t> lower_bound = {});
 
 // Reference predictor (until the inference engine exists): expected run time in seconds per
 // row, using the transform's smearing. out_wall_s.size() must equal x.rows. threads 0 = all.
