@@ -30,4 +30,17 @@ std::vector<double> score_online(const JobTable& jobs, std::span<const std::size
                                  std::span<const Prediction> preds, std::span<const std::uint32_t> groups,
                                  std::span<const std::uint32_t> keys, OnlineCalibrator& calibrator);
 
+// A model swap in the middle of a run, as a service's reload does: from rows[first] on, the
+// calibrator answers through `calibration` (OnlineCalibrator::rebase: what it learned is
+// kept), and the predictions passed are the new model's.
+struct CalibrationSwap {
+  std::size_t first = 0;
+  const SafeTtlCalibration* calibration = nullptr;
+};
+// The same with `swaps` (ascending by first) applied on the way.
+std::vector<double> score_online(const JobTable& jobs, std::span<const std::size_t> rows,
+                                 std::span<const Prediction> preds, std::span<const std::uint32_t> groups,
+                                 std::span<const std::uint32_t> keys, OnlineCalibrator& calibrator,
+                                 std::span<const CalibrationSwap> swaps);
+
 }  // namespace ttlpred
