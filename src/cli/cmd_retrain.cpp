@@ -17,7 +17,7 @@ namespace {
 
 struct RetrainCommand {
   std::string journal, model, out, window = "30d", data, from = "fine-tune";
-  double holdout = RetrainOptions{}.holdout_fraction, alpha = 0.01;
+  double holdout = kDefaultHoldoutFraction, alpha = 0.01;
   std::uint32_t epochs = 0;
   std::uint64_t seed = 1;
   BoundOptions bounds;

@@ -47,8 +47,8 @@ struct ServeOptions {
   int read_timeout_s = 5, keep_alive_timeout_s = 5;
   // The retrain thread (serve/retrain_loop.hpp); off without --retrain-every.
   std::string retrain_every, retrain_window = "30d", retrain_from = "fine-tune", retrain_out;
-  double retrain_holdout = RetrainOptions{}.holdout_fraction;
-  std::size_t retrain_max_outcomes = RetrainOptions{}.max_outcomes;
+  double retrain_holdout = kDefaultHoldoutFraction;
+  std::size_t retrain_max_outcomes = kDefaultMaxOutcomes;
   std::uint32_t retrain_epochs = 0;
   bool retrain_on_drift = false;
 };

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "learn/duration.hpp"
 #include "learn/window_table.hpp"
 #include "pipeline/evaluate.hpp"
 #include "pipeline/split.hpp"
@@ -75,6 +76,8 @@ RetrainResult retrain(const JobTable& outcomes, const ModelFile& current, const 
   auto rows = rows_in_window(outcomes, {end, o.window_s});
   if (o.max_outcomes > 0 && rows.size() > o.max_outcomes)
     rows.erase(rows.begin(), rows.end() - static_cast<std::ptrdiff_t>(o.max_outcomes));
+  if (rows.empty() && !original)
+    throw Error("retrain: no outcome was submitted in the --window of " + duration_text(o.window_s) + " before the newest");
   JobTable window = outcomes.select(rows);
   const double window_start = rows.empty() ? end : window.num(Field::SubmitTime)[0];
   JobTable learn = original ? concat_before(*original, window_start, window, &r.original_rows) : std::move(window);

@@ -31,13 +31,16 @@ const char* retrain_start_name(RetrainStart s);
 // "fine-tune" or "scratch"; throws Error otherwise.
 RetrainStart retrain_start_from_name(const std::string& name);
 
+inline constexpr double kDefaultHoldoutFraction = 0.2;
+inline constexpr std::size_t kDefaultMaxOutcomes = 200000;
+
 struct RetrainOptions {
   double window_s = 30 * 86400.0;  // outcomes submitted within this long before the newest (0: all)
-  double holdout_fraction = 0.2;   // of the window's outcomes, the most recent: the shadow evaluation
+  double holdout_fraction = kDefaultHoldoutFraction;  // of the window's outcomes, the most recent: the shadow evaluation
   std::size_t min_holdout_rows = 50;
   // At most this many outcomes, the most recent of the window: a day of ALICE outcomes is a
   // million jobs, more than a retrain beside a running service should train on.
-  std::size_t max_outcomes = 200000;
+  std::size_t max_outcomes = kDefaultMaxOutcomes;
   RetrainStart start = RetrainStart::FineTune;
   // Training settings. retrain_defaults() gives fine-tunes set_finetune_defaults() and
   // scratch runs the trainer's defaults; either way the hidden widths are the current
