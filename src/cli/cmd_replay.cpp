@@ -17,7 +17,7 @@ namespace ttlpred::cli {
 namespace {
 
 struct ReplayCommand {
-  std::string data, retrain_every = "7d", window = "30d", from = "fine-tune", calibration = "aci", hidden;
+  std::string data, retrain_every = "7d", window = "0", from = "fine-tune", calibration = "aci", hidden;
   ReplayOptions options;
   double alpha = 0.01, week_days = 7;
   std::uint32_t epochs = 0, retrain_epochs = 0;

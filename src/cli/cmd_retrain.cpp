@@ -16,7 +16,7 @@ namespace ttlpred::cli {
 namespace {
 
 struct RetrainCommand {
-  std::string journal, model, out, window = "30d", data, from = "fine-tune";
+  std::string journal, model, out, window = "0", data, from = "fine-tune";
   double holdout = kDefaultHoldoutFraction, alpha = 0.01;
   std::uint32_t epochs = 0;
   std::uint64_t seed = 1;
@@ -44,8 +44,9 @@ void run_retrain_command(const RetrainCommand& c) {
     std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return;
   }
-  std::printf("retrain (%s) on %zu outcomes of the last %s%s: trained on %zu, held out the latest %zu\n",
-              retrain_start_name(r.start), r.window_rows, c.window.c_str(),
+  std::printf("retrain (%s) on %zu outcomes (%s)%s: trained on %zu, held out the latest %zu\n",
+              retrain_start_name(r.start), r.window_rows,
+              o.window_s > 0 ? ("submitted in the last " + duration_text(o.window_s)).c_str() : "all of them",
               r.original_rows ? (" and " + std::to_string(r.original_rows) + " jobs of " + c.data).c_str() : "",
               r.train_rows, r.holdout_rows);
   std::printf("  %-10s RMSE %.3f h  kill rate %.2f%%  mean safe TTL %.2f h\n", "current", r.current.rmse_hours,

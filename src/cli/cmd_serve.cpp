@@ -46,7 +46,7 @@ struct ServeOptions {
   double drift_delta = serve::DriftOptions{}.delta, drift_threshold = serve::DriftOptions{}.threshold;
   int read_timeout_s = 5, keep_alive_timeout_s = 5;
   // The retrain thread (serve/retrain_loop.hpp); off without --retrain-every.
-  std::string retrain_every, retrain_window = "30d", retrain_from = "fine-tune", retrain_out;
+  std::string retrain_every, retrain_window = "0", retrain_from = "fine-tune", retrain_out;
   double retrain_holdout = kDefaultHoldoutFraction;
   std::size_t retrain_max_outcomes = kDefaultMaxOutcomes;
   std::uint32_t retrain_epochs = 0;
