@@ -16,8 +16,10 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "engine/variant.hpp"
+#include "learn/duration.hpp"
 #include "serve/admin_token.hpp"
 #include "serve/http_server.hpp"
+#include "serve/retrain_loop.hpp"
 #include "serve/service.hpp"
 #include "util/error.hpp"
 #include "util/signal_pipe.hpp"
@@ -43,7 +45,28 @@ struct ServeOptions {
   std::size_t recent_predictions = 500000;
   double drift_delta = serve::DriftOptions{}.delta, drift_threshold = serve::DriftOptions{}.threshold;
   int read_timeout_s = 5, keep_alive_timeout_s = 5;
+  // The retrain thread (serve/retrain_loop.hpp); off without --retrain-every.
+  std::string retrain_every, retrain_window = "0", retrain_from = "fine-tune", retrain_out;
+  double retrain_holdout = kDefaultHoldoutFraction;
+  std::size_t retrain_max_outcomes = kDefaultMaxOutcomes;
+  std::uint32_t retrain_epochs = 0;
+  bool retrain_on_drift = false;
 };
+
+// The retrain thread's options from the command line, or nullopt without --retrain-every.
+std::optional<serve::RetrainLoopOptions> retrain_loop_options(const ServeOptions& o) {
+  if (o.retrain_every.empty()) return std::nullopt;
+  serve::RetrainLoopOptions r;
+  r.every_s = parse_duration(o.retrain_every, "--retrain-every");
+  r.retrain = retrain_defaults(retrain_start_from_name(o.retrain_from));
+  r.retrain.window_s = parse_duration(o.retrain_window, "--retrain-window");
+  r.retrain.holdout_fraction = o.retrain_holdout;
+  r.retrain.max_outcomes = o.retrain_max_outcomes;
+  if (o.retrain_epochs > 0) r.retrain.fit.train.max_epochs = o.retrain_epochs;
+  r.out_path = o.retrain_out;
+  r.on_drift = o.retrain_on_drift;
+  return r;
+}
 
 void split_listen(const std::string& listen, std::string& host, int& port) {
   const auto colon = listen.rfind(':');
@@ -144,6 +167,13 @@ void run_serve(const ServeOptions& o) {
   }
   serve::Service& service = *service_slot;
   serve::HttpServer& server = *server_slot;
+  // Declared after the service: stopped (after a retrain in progress) before it goes.
+  std::optional<serve::RetrainLoop> retrain_loop;
+  if (const auto r = retrain_loop_options(o)) {
+    retrain_loop.emplace(service, *r);
+    std::fprintf(stderr, "ttlpred serve: retraining every %s on the journal's last %s, candidates written to %s\n",
+                 duration_text(r->every_s).c_str(), duration_text(r->retrain.window_s).c_str(), retrain_loop->out_path().c_str());
+  }
   const auto loaded = service.model();
   std::fprintf(stderr, "ttlpred serve: model %s (version %s, variant %s on %s), %llu outcomes replayed\n",
                o.model.c_str(), loaded->version.c_str(),
@@ -174,6 +204,7 @@ void run_serve(const ServeOptions& o) {
     stopped_early = stop.load();  // a signal came during start-up, before there was a server to stop
   }
   if (!stopped_early) server.run();
+  retrain_loop.reset();
   end_watcher();
   std::fprintf(stderr, "ttlpred serve: stopped\n");
 }
@@ -239,6 +270,21 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--drift-delta", o->drift_delta, "drift alarm: log residual change tolerated (Page-Hinkley delta)")
       ->capture_default_str();
   cmd->add_option("--drift-threshold", o->drift_threshold, "drift alarm: Page-Hinkley threshold")->capture_default_str();
+  cmd->add_option("--retrain-every", o->retrain_every,
+                  "retrain on the journal's outcomes this often (6h, 7d ...; needs --journal) and swap in a candidate its "
+                  "shadow evaluation accepts, as `ttlpred retrain` decides; off by default");
+  cmd->add_option("--retrain-window", o->retrain_window, "each retrain learns from outcomes submitted this long before the newest")
+      ->capture_default_str();
+  cmd->add_option("--retrain-max-outcomes", o->retrain_max_outcomes, "each retrain learns from at most this many, the most recent")
+      ->capture_default_str();
+  cmd->add_option("--retrain-from", o->retrain_from, "fine-tune (the serving network) or scratch")->capture_default_str();
+  cmd->add_option("--retrain-holdout", o->retrain_holdout, "fraction of the outcomes, the most recent, for the shadow evaluation")
+      ->capture_default_str();
+  cmd->add_option("--retrain-epochs", o->retrain_epochs, "maximum epochs per retrain (0: 6 for a fine-tune)")
+      ->capture_default_str();
+  cmd->add_flag("--retrain-on-drift", o->retrain_on_drift,
+                "with --retrain-every: also retrain at once when the drift alarm is raised (once per alarm)");
+  cmd->add_option("--retrain-out", o->retrain_out, "where accepted candidates are written and reloaded from (default: JOURNAL/retrained.model)");
   add_bound_options(*cmd, o->bounds);
   add_config_and_environment(*cmd);
   cmd->callback([o] { run_serve(*o); });

@@ -20,5 +20,7 @@ void add_import_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_backtest_command(CLI::App& app);
+void add_retrain_command(CLI::App& app);
+void add_replay_command(CLI::App& app);
 
 }  // namespace ttlpred::cli

@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
   ttlpred::cli::add_simulate_command(app);
   ttlpred::cli::add_report_command(app);
   ttlpred::cli::add_backtest_command(app);
+  ttlpred::cli::add_retrain_command(app);
+  ttlpred::cli::add_replay_command(app);
   try {
     // `--config FILE` of serve and train becomes options before the command's own.
     std::vector<std::string> args(argv + 1, argv + argc);

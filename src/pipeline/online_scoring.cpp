@@ -30,7 +30,7 @@ std::vector<std::uint32_t> key_codes(const JobTable& jobs, std::span<const std::
 std::vector<double> score_online(const JobTable& jobs, std::span<const std::size_t> rows,
                                  std::span<const Prediction> preds, std::span<const std::uint32_t> groups,
                                  std::span<const std::uint32_t> keys, OnlineCalibrator& calibrator,
-                                 std::span<const double> history_q99) {
+                                 std::span<const double> history_q99, std::span<const CalibrationSwap> swaps) {
   if (preds.size() != rows.size() || groups.size() != rows.size() || keys.size() != rows.size() ||
       (!history_q99.empty() && history_q99.size() != rows.size()))
     throw Error("score_online: rows, predictions, groups, keys and history quantiles differ in length");
@@ -43,7 +43,10 @@ std::vector<double> score_online(const JobTable& jobs, std::span<const std::size
   std::vector<OnlineDecision> decisions(rows.size());
   std::vector<double> ttl(rows.size());
   double last_submit = -INFINITY;
+  std::size_t next_swap = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (; next_swap < swaps.size() && swaps[next_swap].first <= i; ++next_swap)
+      calibrator.rebase(*swaps[next_swap].calibration);
     const std::size_t r = rows[i];
     const double s = submit[r];
     if (!(s >= last_submit)) throw Error("score_online: rows are not in submit order");

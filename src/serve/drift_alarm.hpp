@@ -12,11 +12,18 @@
 // residual spread of 1.5 log units the expected time to a false alarm is of the order of
 // 10^5-10^6 outcomes; a shift of +0.4 (jobs 1.5x slower) accumulates 0.3 per outcome and
 // raises the alarm after about 330 outcomes.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "util/binary_io.hpp"
 
 namespace ttlpred::serve {
+
+// The residual the test watches: ln(max(wall, 1 s)) - ln(max(expected, 1 s)).
+inline double log_residual(double wall_s, double expected_s) {
+  return std::log(std::max(wall_s, 1.0)) - std::log(std::max(expected_s, 1.0));
+}
 
 struct DriftOptions {
   double delta = 0.1;

@@ -188,7 +188,54 @@ std::string Metrics::render(const Gauges& g) const {
          "next batch; the journal keeps the outcomes).\n# TYPE ttlpred_snapshot_failures_total counter\n";
   line(out, "ttlpred_snapshot_failures_total", "", static_cast<double>(g.snapshot_failures));
   render_learning(out, g);
+  render_retrain(out);
   return out;
+}
+
+void Metrics::add_retrain(const RetrainRecord& r) {
+  (r.accepted ? retrains_accepted_ : retrains_refused_).fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard lock(last_retrain_mutex_);
+  last_retrain_ = r;
+  has_last_retrain_ = true;
+}
+
+void Metrics::render_retrain(std::string& out) const {
+  if (!retrain_enabled_.load()) return;
+  auto u = [](std::uint64_t v) { return static_cast<double>(v); };
+  out += "# HELP ttlpred_retrains_total Retrains by the shadow evaluation's decision (failed: could not run).\n"
+         "# TYPE ttlpred_retrains_total counter\n";
+  line(out, "ttlpred_retrains_total", "result=\"accepted\"", u(retrains_accepted_.load()));
+  line(out, "ttlpred_retrains_total", "result=\"refused\"", u(retrains_refused_.load()));
+  line(out, "ttlpred_retrains_total", "result=\"failed\"", u(retrains_failed_.load()));
+  out += "# HELP ttlpred_retrain_swaps_total Accepted candidates swapped in through the reload path, by result.\n"
+         "# TYPE ttlpred_retrain_swaps_total counter\n";
+  line(out, "ttlpred_retrain_swaps_total", "result=\"ok\"", u(swaps_ok_.load()));
+  line(out, "ttlpred_retrain_swaps_total", "result=\"refused\"", u(swaps_refused_.load()));
+  out += "# HELP ttlpred_retrain_running 1 while a retrain is training or evaluating.\n# TYPE ttlpred_retrain_running gauge\n";
+  line(out, "ttlpred_retrain_running", "", retrain_running_.load() ? 1 : 0);
+  std::lock_guard lock(last_retrain_mutex_);
+  if (!has_last_retrain_) return;
+  const RetrainRecord& r = last_retrain_;
+  out += "# HELP ttlpred_retrain_last_accepted The last decision: 1 accepted, 0 refused.\n"
+         "# TYPE ttlpred_retrain_last_accepted gauge\n";
+  line(out, "ttlpred_retrain_last_accepted", "", r.accepted ? 1 : 0);
+  out += "# HELP ttlpred_retrain_last_timestamp_seconds When the last decision was made (unix seconds).\n"
+         "# TYPE ttlpred_retrain_last_timestamp_seconds gauge\n";
+  line(out, "ttlpred_retrain_last_timestamp_seconds", "", r.at_unix);
+  out += "# HELP ttlpred_retrain_last_duration_seconds Training and shadow evaluation time of the last retrain.\n"
+         "# TYPE ttlpred_retrain_last_duration_seconds gauge\n";
+  line(out, "ttlpred_retrain_last_duration_seconds", "", r.seconds);
+  out += "# HELP ttlpred_retrain_last_outcomes Outcomes in the last retrain's window.\n"
+         "# TYPE ttlpred_retrain_last_outcomes gauge\n";
+  line(out, "ttlpred_retrain_last_outcomes", "", u(r.outcomes));
+  out += "# HELP ttlpred_retrain_last_rmse_hours RMSE on the held-out outcomes of the last retrain, by model.\n"
+         "# TYPE ttlpred_retrain_last_rmse_hours gauge\n";
+  line(out, "ttlpred_retrain_last_rmse_hours", "model=\"current\"", r.current_rmse_hours);
+  line(out, "ttlpred_retrain_last_rmse_hours", "model=\"candidate\"", r.candidate_rmse_hours);
+  out += "# HELP ttlpred_retrain_last_kill_rate Kill rate of the static safe TTL on the held-out outcomes, by model.\n"
+         "# TYPE ttlpred_retrain_last_kill_rate gauge\n";
+  line(out, "ttlpred_retrain_last_kill_rate", "model=\"current\"", r.current_kill_rate);
+  line(out, "ttlpred_retrain_last_kill_rate", "model=\"candidate\"", r.candidate_kill_rate);
 }
 
 }  // namespace ttlpred::serve

@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,20 @@ class Metrics {
   void add_predictions(std::uint64_t n) { predictions_.fetch_add(n, std::memory_order_relaxed); }
   void add_outcomes(std::uint64_t n) { outcomes_.fetch_add(n, std::memory_order_relaxed); }
   void add_reload(bool ok) { (ok ? reloads_ok_ : reloads_failed_).fetch_add(1, std::memory_order_relaxed); }
+
+  // The retrain thread's record (serve --retrain-every, serve/retrain_loop.hpp): rendered
+  // from the first enable_retrain() on, so a service without the thread scrapes as before.
+  struct RetrainRecord {
+    bool accepted = false;
+    double at_unix = 0, seconds = 0;
+    std::uint64_t outcomes = 0;
+    double current_rmse_hours = 0, candidate_rmse_hours = 0, current_kill_rate = 0, candidate_kill_rate = 0;
+  };
+  void enable_retrain() { retrain_enabled_.store(true); }
+  void set_retrain_running(bool running) { retrain_running_.store(running); }
+  void add_retrain(const RetrainRecord& r);  // a shadow evaluation decided
+  void add_retrain_failure() { retrains_failed_.fetch_add(1, std::memory_order_relaxed); }  // could not run
+  void add_retrain_swap(bool ok) { (ok ? swaps_ok_ : swaps_refused_).fetch_add(1, std::memory_order_relaxed); }
 
   std::uint64_t requests(Endpoint e) const { return per_[static_cast<std::size_t>(e)].count.load(); }
   std::uint64_t errors(Endpoint e) const { return per_[static_cast<std::size_t>(e)].errors.load(); }
@@ -64,6 +79,12 @@ class Metrics {
   };
   std::array<PerEndpoint, kNumEndpoints> per_;
   std::atomic<std::uint64_t> predictions_{0}, outcomes_{0}, reloads_ok_{0}, reloads_failed_{0};
+  void render_retrain(std::string& out) const;
+  std::atomic<bool> retrain_enabled_{false}, retrain_running_{false};
+  std::atomic<std::uint64_t> retrains_accepted_{0}, retrains_refused_{0}, retrains_failed_{0}, swaps_ok_{0}, swaps_refused_{0};
+  mutable std::mutex last_retrain_mutex_;
+  RetrainRecord last_retrain_;  // under last_retrain_mutex_
+  bool has_last_retrain_ = false;
 };
 
 }  // namespace ttlpred::serve

@@ -271,8 +271,7 @@ void Service::learn_calibration(const ServedPrediction& served, double wall_s) {
 void Service::learn_quality(const ServedPrediction& served, double wall_s, double received_at, bool log) {
   const OnlineDecision& d = served.decision;
   quality_.add({received_at, wall_s, d.job.pred_s, d.ttl_s, d.job.requested_s});
-  const double residual = std::log(std::max(wall_s, 1.0)) - std::log(std::max(d.job.pred_s, 1.0));
-  if (!drift_.add(residual)) return;
+  if (!drift_.add(log_residual(wall_s, d.job.pred_s))) return;
   drift_raised_ = true;
   ++drift_alarms_;
   if (log) {
@@ -344,6 +343,11 @@ double Service::calibration_level() const {
 OnlineMethod Service::calibration_method() const {
   std::shared_lock lock(history_mutex_);
   return calibrator_ ? options_.calibration.method : OnlineMethod::Static;
+}
+
+std::uint64_t Service::drift_alarms() const {
+  std::lock_guard lock(outcomes_mutex_);
+  return drift_alarms_;
 }
 
 std::uint64_t Service::history_observed() const {

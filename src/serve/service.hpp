@@ -123,6 +123,8 @@ class Service {
   // alpha without an online calibrator.
   double calibration_level() const;
   OnlineMethod calibration_method() const;
+  // Drift alarms raised so far (the retrain thread retrains on a new one: serve/retrain_loop.hpp).
+  std::uint64_t drift_alarms() const;
   // Writes a snapshot now (no-op without a journal).
   void snapshot_now();
 

@@ -112,47 +112,7 @@ TEST(ServeJournal, TornLastLineIsDroppedAndABadLineNamesFileAndLine) {
   }
 }
 
-// The real program as a child process; its port is read from its first stdout line.
-struct Child {
-  pid_t pid = -1;
-  int port = 0;
-  Child(const std::string& model, const std::string& journal) {
-    int fds[2];
-    EXPECT_EQ(pipe(fds), 0);
-    pid = fork();
-    if (pid == 0) {
-      dup2(fds[1], 1);
-      close(fds[0]);
-      const std::string bin = test::cli_binary();
-      execl(bin.c_str(), bin.c_str(), "serve", "--model", model.c_str(), "--listen", "127.0.0.1:0", "--journal",
-            journal.c_str(), "--threads", "2", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(fds[1]);
-    std::string line;
-    char ch;
-    while (read(fds[0], &ch, 1) == 1 && ch != '\n') line += ch;
-    close(fds[0]);
-    const auto colon = line.rfind(':');
-    EXPECT_NE(colon, std::string::npos) << "no port line from the server: '" << line << "'";
-    if (colon != std::string::npos) port = std::stoi(line.substr(colon + 1));
-  }
-  httplib::Client client() const {
-    httplib::Client c("127.0.0.1", port);
-    c.set_tcp_nodelay(true);
-    return c;
-  }
-  int signal_and_wait(int sig) {
-    kill(pid, sig);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    pid = -1;
-    return status;
-  }
-  ~Child() {
-    if (pid > 0) signal_and_wait(SIGKILL);
-  }
-};
+using Child = test::ServeChild;
 
 // The value of one metric line (name and labels as printed, e.g. `x{result="ok"}`);
 // ~0 when the server did not answer or the line is absent.

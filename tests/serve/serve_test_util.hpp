@@ -1,7 +1,10 @@
 #pragma once
-// The service tests' model (test_model_file.hpp) and an in-process server on an ephemeral
-// port.
+// The service tests' model (test_model_file.hpp), an in-process server on an ephemeral
+// port, and the real program as a child process.
 #include <httplib.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <memory>
@@ -62,6 +65,55 @@ struct TestServer {
     c.set_read_timeout(10, 0);
     return c;
   }
+};
+
+// The real program (`ttlpred serve --model M --listen 127.0.0.1:0 --journal J --threads 2`
+// and `extra` options) as a child process; its port is read from its first stdout line.
+struct ServeChild {
+  pid_t pid = -1;
+  int port = 0;
+  ServeChild(const std::string& model, const std::string& journal, const std::vector<std::string>& extra = {}) {
+    int fds[2];
+    EXPECT_EQ(pipe(fds), 0);
+    std::vector<std::string> args = {cli_binary(), "serve", "--model", model, "--listen", "127.0.0.1:0", "--journal", journal,
+                                     "--threads", "2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid = fork();
+    if (pid == 0) {
+      dup2(fds[1], 1);
+      close(fds[0]);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    std::string line;
+    char ch;
+    while (read(fds[0], &ch, 1) == 1 && ch != '\n') line += ch;
+    close(fds[0]);
+    const auto colon = line.rfind(':');
+    EXPECT_NE(colon, std::string::npos) << "no port line from the server: '" << line << "'";
+    if (colon != std::string::npos) port = std::stoi(line.substr(colon + 1));
+  }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port);
+    c.set_tcp_nodelay(true);
+    return c;
+  }
+  int signal_and_wait(int sig) {
+    kill(pid, sig);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    pid = -1;
+    return status;
+  }
+  ~ServeChild() {
+    if (pid > 0) signal_and_wait(SIGKILL);
+  }
+  ServeChild(const ServeChild&) = delete;
+  ServeChild& operator=(const ServeChild&) = delete;
 };
 
 // One test model (seed 1) per test binary, written on first use.

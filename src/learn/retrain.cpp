@@ -1,0 +1,123 @@
+#include "learn/retrain.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "learn/duration.hpp"
+#include "learn/window_table.hpp"
+#include "pipeline/evaluate.hpp"
+#include "pipeline/split.hpp"
+#include "util/error.hpp"
+
+namespace ttlpred {
+namespace {
+
+ShadowScore shadow_score(const Evaluation& e) {
+  ShadowScore s;
+  s.rows = e.metrics.rows;
+  s.rmse_hours = e.metrics.rmse_hours;
+  s.kill_rate = e.metrics.kill_rate;
+  s.mean_safe_ttl_hours = e.metrics.mean_safe_ttl_hours;
+  return s;
+}
+
+std::string decide(RetrainResult& r, double alpha) {
+  char buf[256];
+  const ShadowScore &c = r.current, &n = r.candidate;
+  const bool better_rmse = n.rmse_hours < c.rmse_hours;
+  r.accepted = candidate_wins(c, n, alpha);
+  if (r.accepted)
+    std::snprintf(buf, sizeof buf, "accepted: RMSE %.3f h < %.3f h and kill rate %.2f%% (current %.2f%%, alpha %.2f%%)",
+                  n.rmse_hours, c.rmse_hours, 100 * n.kill_rate, 100 * c.kill_rate, 100 * alpha);
+  else if (!better_rmse)
+    std::snprintf(buf, sizeof buf, "refused: RMSE %.3f h is not below the current model's %.3f h", n.rmse_hours,
+                  c.rmse_hours);
+  else
+    std::snprintf(buf, sizeof buf, "refused: kill rate %.2f%% is above the current model's %.2f%% and alpha %.2f%%",
+                  100 * n.kill_rate, 100 * c.kill_rate, 100 * alpha);
+  return buf;
+}
+
+}  // namespace
+
+bool candidate_wins(const ShadowScore& current, const ShadowScore& candidate, double alpha) {
+  return candidate.rmse_hours < current.rmse_hours &&
+         (candidate.kill_rate <= current.kill_rate || candidate.kill_rate <= alpha);
+}
+
+const char* retrain_start_name(RetrainStart s) { return s == RetrainStart::FineTune ? "fine-tune" : "scratch"; }
+
+RetrainStart retrain_start_from_name(const std::string& name) {
+  if (name == "fine-tune") return RetrainStart::FineTune;
+  if (name == "scratch") return RetrainStart::Scratch;
+  throw Error("--from: expected fine-tune or scratch, got '" + name + "'");
+}
+
+RetrainOptions retrain_defaults(RetrainStart start) {
+  RetrainOptions o;
+  o.start = start;
+  if (start == RetrainStart::FineTune) set_finetune_defaults(o.fit.train);
+  return o;
+}
+
+RetrainResult retrain(const JobTable& outcomes, const ModelFile& current, const RetrainOptions& o,
+                      const JobTable* original) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!(o.holdout_fraction > 0 && o.holdout_fraction <= 0.5))
+    throw Error("--holdout must be in (0, 0.5], got " + std::to_string(o.holdout_fraction));
+  if (!(o.window_s >= 0)) throw Error("--window must not be negative");
+  RetrainResult r;
+  r.start = o.start;
+  double end = -INFINITY;
+  for (std::size_t i = 0; i < outcomes.rows(); ++i) end = std::max(end, outcome_known_at(outcomes, i));
+  if (!std::isfinite(end)) throw Error("retrain: no outcome with a submit and a run time to learn from");
+  auto rows = rows_in_window(outcomes, {end, o.window_s});
+  if (o.max_outcomes > 0 && rows.size() > o.max_outcomes)
+    rows.erase(rows.begin(), rows.end() - static_cast<std::ptrdiff_t>(o.max_outcomes));
+  if (rows.empty() && !original)
+    throw Error("retrain: no outcome was submitted in the --window of " + duration_text(o.window_s) + " before the newest");
+  JobTable window = outcomes.select(rows);
+  const double window_start = rows.empty() ? end : window.num(Field::SubmitTime)[0];
+  JobTable learn = original ? concat_before(*original, window_start, window, &r.original_rows) : std::move(window);
+  ChronologicalSplit split = chronological_split(std::move(learn), 1.0);
+  const auto submit = split.jobs.num(Field::SubmitTime);
+  const std::size_t n = split.jobs.rows();
+  r.window_rows = static_cast<std::size_t>(submit.end() - std::lower_bound(submit.begin(), submit.end(), window_start));
+  r.window_start_s = window_start;
+  r.window_end_s = n ? submit[n - 1] : end;
+  r.holdout_rows = static_cast<std::size_t>(std::ceil(o.holdout_fraction * static_cast<double>(r.window_rows)));
+  if (r.holdout_rows < o.min_holdout_rows)
+    throw Error("retrain: " + std::to_string(r.window_rows) + " eligible outcomes in the window hold out " +
+                std::to_string(r.holdout_rows) + " for the shadow evaluation; need at least " +
+                std::to_string(o.min_holdout_rows) + " (a longer --window, or more outcomes)");
+  split.train_rows = n - r.holdout_rows;
+  split.fraction = static_cast<double>(split.train_rows) / static_cast<double>(n);
+  r.train_rows = split.train_rows;
+
+  FitOptions fit = o.fit;
+  if (o.start == RetrainStart::FineTune) {
+    fit.init = &current;
+    fit.group_column = current.safe_ttl.group_column;
+  } else if (o.keep_hidden && current.mlp.layers.size() > 1) {
+    fit.train.hidden.clear();
+    for (std::size_t i = 0; i + 1 < current.mlp.layers.size(); ++i) fit.train.hidden.push_back(current.mlp.layers[i].out);
+  }
+  r.model = fit_model(split, fit, ProgressFn{});
+
+  const Predictor current_predictor(current, o.predictor, "the current model");
+  const Predictor candidate_predictor(r.model, o.predictor, "the candidate model");
+  r.current = shadow_score(evaluate(current_predictor, split));
+  r.candidate = shadow_score(evaluate(candidate_predictor, split));
+  if (!(candidate_predictor.encoder().history_config() == current_predictor.encoder().history_config())) {
+    r.accepted = false;
+    r.reason = "refused: its history features differ from the current model's (a service could not swap it in)";
+  } else {
+    r.reason = decide(r, o.predictor.alpha);
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace ttlpred

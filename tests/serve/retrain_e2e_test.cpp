@@ -1,0 +1,167 @@
+// serve --retrain-every end to end (docs/service.md, "Retraining"): the real program under a
+// steady load of predictions receives the outcomes of a trace whose MC jobs turn 3x slower
+// half way, raises the drift alarm, retrains on its journal (--retrain-on-drift), swaps the
+// candidate in and answers with it, with no request failing; after kill -9 the journal
+// still holds every acknowledged outcome with the prediction served for it.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "data/trace_readers.hpp"
+#include "pipeline/split.hpp"
+#include "serve_test_util.hpp"
+
+namespace ttlpred {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A job's JSON for /v1/predict (what is known at submit and match, wait excepted) or, with
+// `outcome`, for /v1/outcomes (every known field).
+json job_json(const JobTable& t, std::size_t row, std::uint64_t id, bool outcome) {
+  json j = {{"job_id", id}};
+  for (const auto& f : kFields) {
+    if (f.field == Field::JobId) continue;
+    if (!outcome && (f.phase == Phase::Outcome || f.field == Field::WaitTime)) continue;
+    if (is_category(f.field)) {
+      const auto v = t.text(f.field, row);
+      if (!v.empty()) j[std::string(f.name)] = std::string(v);
+    } else if (const double v = t.num(f.field)[row]; !std::isnan(v)) {
+      j[std::string(f.name)] = v;
+    }
+  }
+  return j;
+}
+
+double metric(httplib::Client& c, const std::string& name_and_labels) {
+  auto m = c.Get("/metrics");
+  if (!m) return -1;
+  const std::string key = "\n" + name_and_labels + " ";
+  const auto at = m->body.find(key);
+  return at == std::string::npos ? -1 : std::stod(m->body.substr(at + key.size()));
+}
+
+std::string version(httplib::Client& c) {
+  auto r = c.Get("/readyz");
+  return r && r->status == 200 ? json::parse(r->body)["model_version"].get<std::string>() : std::string();
+}
+
+TEST(ServeRetrain, DriftRaisesTheAlarmRetrainsSwapsWithNoFailedRequest) {
+  if (!fs::exists(test::cli_binary())) GTEST_SKIP() << "build the ttlpred target first";
+  const std::string dir = test::temp_dir(), trace = dir + "/drift.csv", model = dir + "/current.model";
+  std::string out;
+  ASSERT_EQ(test::run_cli("generate --jobs 3000 --days 8 --seed 5 --drift-version-day 4 --drift-version-factor 3 --out " + trace, &out), 0) << out;
+  ASSERT_EQ(test::run_cli("train --data " + trace + " --split 0.45 --hidden 16,16 --epochs 4 --threads 1 --quiet --out " + model, &out), 0)
+      << out;
+  ReadReport report;
+  const ChronologicalSplit split = chronological_split(read_trace(trace, report), 0.45);
+  const JobTable& jobs = split.jobs;
+
+  const std::string journal = dir + "/journal";
+  test::ServeChild child(model, journal,
+                         {"--calibration", "aci", "--retrain-every", "1h", "--retrain-on-drift", "--retrain-window", "0"});
+  ASSERT_GT(child.port, 0);
+  auto http = child.client();
+  const std::string v1 = version(http);
+  ASSERT_FALSE(v1.empty());
+
+  // The load: one job predicted again and again until the end, each answer checked.
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> load_ok{0}, load_failed{0};
+  const std::string load_body = job_json(jobs, split.train_rows, 0, false).dump();
+  std::thread load([&] {
+    auto c = child.client();
+    while (!stop) {
+      auto r = c.Post("/v1/predict", load_body, "application/json");
+      (r && r->status == 200 ? load_ok : load_failed).fetch_add(1);
+    }
+  });
+
+  // The scored part of the trace in submit order: each batch predicted, then its outcomes.
+  std::set<std::uint64_t> acknowledged;
+  auto post_batch = [&](std::size_t first, std::size_t last, std::uint64_t id_base) {
+    json predict = json::array(), outcomes = json::array();
+    for (std::size_t r = first; r < last; ++r) {
+      predict.push_back(job_json(jobs, r, id_base + r, false));
+      outcomes.push_back(job_json(jobs, r, id_base + r, true));
+    }
+    auto p = http.Post("/v1/predict", predict.dump(), "application/json");
+    ASSERT_TRUE(p);
+    ASSERT_EQ(p->status, 200) << p->body;
+    auto o = http.Post("/v1/outcomes", outcomes.dump(), "application/json");
+    ASSERT_TRUE(o);
+    ASSERT_EQ(o->status, 200) << o->body;
+    for (std::size_t r = first; r < last; ++r) acknowledged.insert(id_base + r);
+  };
+  for (std::size_t r = split.train_rows; r < jobs.rows(); r += 100) post_batch(r, std::min(r + 100, jobs.rows()), 0);
+  EXPECT_GE(metric(http, "ttlpred_drift_alarms_total"), 1) << "the slower release raised no drift alarm";
+
+  // The alarm wakes the retrain thread; fine-tuning a 16x16 network takes seconds.
+  double swaps = 0;
+  for (int i = 0; i < 1200 && swaps < 1; ++i) {  // up to 120 s on a loaded host
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    swaps = metric(http, "ttlpred_retrain_swaps_total{result=\"ok\"}");
+  }
+  ASSERT_GE(swaps, 1) << "no retrain was swapped in: accepted " << metric(http, "ttlpred_retrains_total{result=\"accepted\"}")
+                      << ", refused " << metric(http, "ttlpred_retrains_total{result=\"refused\"}") << ", failed "
+                      << metric(http, "ttlpred_retrains_total{result=\"failed\"}");
+  EXPECT_EQ(metric(http, "ttlpred_retrain_last_accepted"), 1);
+  EXPECT_LT(metric(http, "ttlpred_retrain_last_rmse_hours{model=\"candidate\"}"),
+            metric(http, "ttlpred_retrain_last_rmse_hours{model=\"current\"}"));
+  EXPECT_TRUE(fs::exists(journal + "/retrained.model"));
+  const std::string v2 = version(http);
+  EXPECT_NE(v2, v1);
+
+  // The new model answers, and the outcomes of its answers are journaled with them.
+  auto p = http.Post("/v1/predict", load_body, "application/json");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(json::parse(p->body)["model_version"], v2);
+  post_batch(split.train_rows, split.train_rows + 50, 1'000'000);
+
+  // Outcomes whose answer came from the model before a swap are journaled with nothing
+  // served (docs/service.md, "Served predictions"): the service counts them.
+  const double older = metric(http, "ttlpred_outcomes_unmatched_total{reason=\"older_model\"}");
+  stop = true;
+  load.join();
+  EXPECT_GT(load_ok.load(), 0u);
+  EXPECT_EQ(load_failed.load(), 0u) << "requests failed during the retrain and the swap";
+
+  EXPECT_TRUE(WIFSIGNALED(child.signal_and_wait(SIGKILL)));
+  std::map<std::uint64_t, json> journaled;
+  for (const auto& e : fs::directory_iterator(journal)) {
+    if (e.path().extension() != ".jsonl") continue;
+    std::ifstream in(e.path());
+    std::string line;
+    while (std::getline(in, line)) {
+      json j = json::parse(line);
+      journaled[j["job_id"].get<std::uint64_t>()] = std::move(j);
+    }
+  }
+  std::size_t with_served = 0, by_new_model = 0;
+  for (std::uint64_t id : acknowledged) {
+    const auto it = journaled.find(id);
+    ASSERT_NE(it, journaled.end()) << "acknowledged outcome " << id << " is not in the journal";
+    const json& served = it->second["served"];
+    if (served.is_null()) continue;
+    ++with_served;
+    if (served["model_version"] == v2) ++by_new_model;
+  }
+  // Every outcome was posted right after its own prediction: it has it, unless a swap came
+  // between the two.
+  EXPECT_EQ(static_cast<double>(with_served) + older, static_cast<double>(acknowledged.size()));
+  EXPECT_EQ(by_new_model, 50u);
+}
+
+}  // namespace
+}  // namespace ttlpred
