@@ -56,7 +56,9 @@ TEST(RetrainCli, WritesTheCandidateOnlyWhenItWins) {
   EXPECT_EQ(j["accepted"].get<bool>(), new_rmse < cur_rmse && (new_kill <= cur_kill || new_kill <= 0.01)) << j["reason"];
   EXPECT_EQ(fs::exists(out_model), j["accepted"].get<bool>());
   EXPECT_EQ(j["out"].is_null(), !j["accepted"].get<bool>());
-  if (j["accepted"].get<bool>()) EXPECT_FALSE(load_model_file(out_model).safe_ttl.empty());
+  if (j["accepted"].get<bool>()) {
+    EXPECT_FALSE(load_model_file(out_model).safe_ttl.empty());
+  }
 }
 
 TEST(RetrainCli, AWindowWithoutOutcomesIsAnErrorNamingTheWindow) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -144,15 +145,22 @@ TEST(ServeRetrain, DriftRaisesTheAlarmRetrainsSwapsWithNoFailedRequest) {
     std::ifstream in(e.path());
     std::string line;
     while (std::getline(in, line)) {
-      json j = json::parse(line);
-      journaled[j["job_id"].get<std::uint64_t>()] = std::move(j);
+      const json j = json::parse(line);
+      const auto id = j.find("job_id");
+      if (id == j.end() || !id->is_number_unsigned()) {
+        ADD_FAILURE() << "a journal line without a job_id: " << line.substr(0, 300);
+        continue;
+      }
+      journaled[id->get<std::uint64_t>()] = j;
     }
   }
   std::size_t with_served = 0, by_new_model = 0;
   for (std::uint64_t id : acknowledged) {
     const auto it = journaled.find(id);
     ASSERT_NE(it, journaled.end()) << "acknowledged outcome " << id << " is not in the journal";
-    const json& served = it->second["served"];
+    const auto served_it = it->second.find("served");
+    ASSERT_NE(served_it, it->second.end()) << "outcome " << id << " journaled without its served prediction";
+    const json& served = *served_it;
     if (served.is_null()) continue;
     ++with_served;
     if (served["model_version"] == v2) ++by_new_model;
