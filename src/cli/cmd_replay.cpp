@@ -11,52 +11,85 @@
 #include "learn/duration.hpp"
 #include "learn/learn_json.hpp"
 #include "learn/replay.hpp"
-#include "serve/drift_alarm.hpp"
+#include "serve/group_drift.hpp"
+#include "util/error.hpp"
 
 namespace ttlpred::cli {
 namespace {
 
 struct ReplayCommand {
   std::string data, retrain_every = "7d", window = "0", from = "fine-tune", calibration = "aci", hidden;
+  std::string killed_as = killed_as_name(ReplayOptions::Killed::Censored), censored = kDefaultRetrainCensored ? "on" : "off";
   ReplayOptions options;
   double alpha = 0.01, week_days = 7;
   std::uint32_t epochs = 0, retrain_epochs = 0;
   std::uint64_t seed = 1;
   BoundOptions bounds;
   bool json = false, drift_grid = false;
+  std::string outcomes_csv;
   std::uint64_t drift_min_outcomes = serve::DriftOptions{}.min_outcomes;
 };
 
-// The drift alarm (serve/drift_alarm.hpp) over a grid of its settings, run on the residuals
-// each side of the replay served, in the order the outcomes arrive: how often it fires where
-// nothing drifts, and how soon where something does (docs/ACCURACY.md, "Tuning the drift alarm").
+// The drift alarm (serve/group_drift.hpp) over a grid of its settings and both scopes, run on
+// the residuals each side of the replay served (against the run times its service would
+// learn), in the order the outcomes arrive: how often it fires where nothing drifts, and how
+// soon where something does (docs/ACCURACY.md, "Tuning the drift alarm").
 struct DriftGridCell {
+  serve::DriftScope scope = serve::DriftScope::Group;
   double delta = 0, threshold = 0;
   std::size_t frozen_alarms = 0, retrained_alarms = 0;
   double frozen_first_day = -1;  // days after the first replayed submit; -1: never
+  std::vector<double> frozen_alarm_days;  // the first kMaxAlarmDays
 };
+constexpr std::size_t kMaxAlarmDays = 100;
 
 std::vector<DriftGridCell> drift_grid(const ReplayResult& r, std::uint64_t min_outcomes) {
+  // The groups by the service's rule (serve/live_groups.hpp), named by their bucket.
+  auto group = [](std::uint32_t g) {
+    const std::uint32_t b = serve::live_group_bucket(g);
+    return b == kNoGroup ? std::string() : std::to_string(b);
+  };
   std::vector<DriftGridCell> out;
-  for (double delta : {0.05, 0.1, 0.2, 0.3, 0.5})
-    for (double threshold : {25.0, 50.0, 100.0, 200.0, 400.0}) {
-      DriftGridCell c;
-      c.delta = delta;
-      c.threshold = threshold;
-      serve::DriftOptions d;
-      d.delta = delta;
-      d.threshold = threshold;
-      d.min_outcomes = min_outcomes;
-      serve::PageHinkley frozen(d), retrained(d);
-      for (const ReplayOutcome& o : r.outcomes) {
-        if (frozen.add(serve::log_residual(o.wall_s, o.frozen_expected_s))) {
-          if (c.frozen_alarms++ == 0) c.frozen_first_day = (o.known_at_s - r.scored_start_s) / 86400.0;
+  for (serve::DriftScope scope : {serve::DriftScope::All, serve::DriftScope::Group})
+    for (double delta : {0.05, 0.1, 0.2, 0.3, 0.5})
+      for (double threshold : {25.0, 50.0, 100.0, 200.0, 400.0}) {
+        DriftGridCell c;
+        c.scope = scope;
+        c.delta = delta;
+        c.threshold = threshold;
+        serve::DriftOptions d;
+        d.delta = delta;
+        d.threshold = threshold;
+        d.min_outcomes = min_outcomes;
+        d.scope = scope;
+        serve::DriftTest frozen(d), retrained(d);
+        for (const ReplayOutcome& o : r.outcomes) {
+          if (frozen.add(group(o.frozen.group), serve::log_residual(o.frozen.delivered_s, o.frozen.expected_s))) {
+            const double day = (o.known_at_s - r.scored_start_s) / 86400.0;
+            if (c.frozen_alarms++ == 0) c.frozen_first_day = day;
+            if (c.frozen_alarm_days.size() < kMaxAlarmDays) c.frozen_alarm_days.push_back(day);
+          }
+          c.retrained_alarms +=
+              retrained.add(group(o.retrained.group), serve::log_residual(o.retrained.delivered_s, o.retrained.expected_s));
         }
-        c.retrained_alarms += retrained.add(serve::log_residual(o.wall_s, o.retrained_expected_s));
+        out.push_back(std::move(c));
       }
-      out.push_back(c);
-    }
   return out;
+}
+
+// One line per outcome in arrival order: what each side served and learned, for studying the
+// drift alarm offline (the residuals the grid runs on).
+void write_outcomes_csv(const ReplayResult& r, const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) throw Error("--outcomes-csv: cannot write " + path);
+  std::fprintf(f, "known_at_day,wall_s,frozen_expected_s,frozen_delivered_s,frozen_group,retrained_expected_s,"
+                  "retrained_delivered_s,retrained_group\n");
+  auto group = [](std::uint32_t g) { return g == kNoGroup ? -1L : static_cast<long>(g); };
+  for (const ReplayOutcome& o : r.outcomes)
+    std::fprintf(f, "%.6f,%.17g,%.17g,%.17g,%ld,%.17g,%.17g,%ld\n", (o.known_at_s - r.scored_start_s) / 86400.0, o.wall_s,
+                 o.frozen.expected_s, o.frozen.delivered_s, group(o.frozen.group), o.retrained.expected_s,
+                 o.retrained.delivered_s, group(o.retrained.group));
+  if (std::fclose(f) != 0) throw Error("--outcomes-csv: writing " + path + " failed");
 }
 
 void print_side(const char* name, const ReplaySide& s) {
@@ -97,6 +130,8 @@ void run_replay_command(ReplayCommand& c) {
   o.retrain = retrain_defaults(retrain_start_from_name(c.from));
   o.retrain.holdout_fraction = holdout;
   o.retrain.window_s = parse_duration(c.window, "--window");
+  o.retrain.fit.censored = parse_censored(c.censored);
+  o.killed_as = killed_as_from_name(c.killed_as);
   o.online.method = online_method_from_name(c.calibration);
   o.predictor = predictor_options("auto", "", c.alpha, c.bounds);
   o.retrain.predictor = o.predictor;
@@ -108,9 +143,10 @@ void run_replay_command(ReplayCommand& c) {
     o.retrain.fit.train.hidden = o.initial_fit.train.hidden;
   }
   o.initial_fit.train.seed = o.retrain.fit.train.seed = c.seed;
-  o.keep_outcomes = c.drift_grid;
+  o.keep_outcomes = c.drift_grid || !c.outcomes_csv.empty();
   const JobTable trace = load_trace(c.data, c.json);
   const ReplayResult r = run_replay(trace, o, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+  if (!c.outcomes_csv.empty()) write_outcomes_csv(r, c.outcomes_csv);
   const auto grid = c.drift_grid ? drift_grid(r, c.drift_min_outcomes) : std::vector<DriftGridCell>{};
   if (c.json) {
     nlohmann::json j = replay_json(r);
@@ -118,11 +154,13 @@ void run_replay_command(ReplayCommand& c) {
     if (c.drift_grid) {
       j["drift_grid"] = nlohmann::json::array();
       for (const auto& g : grid)
-        j["drift_grid"].push_back({{"delta", g.delta},
+        j["drift_grid"].push_back({{"scope", serve::drift_scope_name(g.scope)},
+                                   {"delta", g.delta},
                                    {"threshold", g.threshold},
                                    {"outcomes", r.outcomes.size()},
                                    {"frozen_alarms", g.frozen_alarms},
                                    {"frozen_first_alarm_day", g.frozen_first_day < 0 ? nlohmann::json(nullptr) : nlohmann::json(g.frozen_first_day)},
+                                   {"frozen_alarm_days", g.frozen_alarm_days},
                                    {"retrained_alarms", g.retrained_alarms}});
     }
     std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
@@ -132,10 +170,11 @@ void run_replay_command(ReplayCommand& c) {
   if (c.drift_grid) {
     std::printf("\ndrift alarms over %zu outcomes (Page-Hinkley, at least %llu outcomes between alarms)\n", r.outcomes.size(),
                 static_cast<unsigned long long>(c.drift_min_outcomes));
-    std::printf("%6s %9s | %13s %16s | %16s\n", "delta", "threshold", "frozen alarms", "first (day)", "retrained alarms");
+    std::printf("%6s %6s %9s | %13s %16s | %16s\n", "scope", "delta", "threshold", "frozen alarms", "first (day)",
+                "retrained alarms");
     for (const auto& g : grid)
-      std::printf("%6.2f %9.0f | %13zu %16.2f | %16zu\n", g.delta, g.threshold, g.frozen_alarms, g.frozen_first_day,
-                  g.retrained_alarms);
+      std::printf("%6s %6.2f %9.0f | %13zu %16.2f | %16zu\n", serve::drift_scope_name(g.scope), g.delta, g.threshold,
+                  g.frozen_alarms, g.frozen_first_day, g.retrained_alarms);
   }
 }
 
@@ -170,6 +209,16 @@ void add_replay_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--hidden", c->hidden, "hidden layer widths of the first model (default 256,256,256)");
   cmd->add_option("--seed", c->seed, "training seed")->capture_default_str();
+  cmd->add_option("--killed-as", c->killed_as,
+                  "what a retrain learns of a job its served safe TTL killed: censored (the TTL plus --kill-margin, status "
+                  "ERROR_E or TIMEOUT, as a service's journal holds it) or run-time (its true run time)")
+      ->check(CLI::IsMember({"censored", "run-time"}))
+      ->capture_default_str();
+  cmd->add_option("--kill-margin", c->options.kill_margin_s, "seconds a job runs past its safe TTL before it is killed")
+      ->capture_default_str();
+  add_censored_option(*cmd, c->censored);
+  cmd->add_option("--outcomes-csv", c->outcomes_csv,
+                  "write every outcome (arrival day, run time, each side's expected, delivered run time and group) here");
   cmd->add_flag("--drift-grid", c->drift_grid,
                 "also run the drift alarm over a grid of --drift-delta and --drift-threshold values on each side's residuals");
   add_bound_options(*cmd, c->bounds);

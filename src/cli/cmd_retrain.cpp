@@ -17,6 +17,7 @@ namespace {
 
 struct RetrainCommand {
   std::string journal, model, out, window = "0", data, from = "fine-tune";
+  std::string censored = kDefaultRetrainCensored ? "on" : "off";
   double holdout = kDefaultHoldoutFraction, alpha = 0.01;
   std::uint32_t epochs = 0;
   std::uint64_t seed = 1;
@@ -30,6 +31,7 @@ void run_retrain_command(const RetrainCommand& c) {
   o.holdout_fraction = c.holdout;
   if (c.epochs > 0) o.fit.train.max_epochs = c.epochs;
   o.fit.train.seed = c.seed;
+  o.fit.censored = parse_censored(c.censored);
   o.predictor = predictor_options("auto", "", c.alpha, c.bounds);
   const ModelFile current = load_model_file(c.model);
   const JobTable outcomes = load_trace(c.journal, c.json);
@@ -76,6 +78,7 @@ void add_retrain_command(CLI::App& app) {
   cmd->add_option("--epochs", c->epochs, "maximum training epochs (0: 6 for a fine-tune, the trainer's default from scratch)")
       ->capture_default_str();
   cmd->add_option("--seed", c->seed, "training seed")->capture_default_str();
+  add_censored_option(*cmd, c->censored);
   add_bound_options(*cmd, c->bounds);
   cmd->add_flag("--json", c->json, "print one JSON object: the decision and both models' numbers");
   cmd->callback([c] { run_retrain_command(*c); });

@@ -44,9 +44,12 @@ struct ServeOptions {
   std::string calibration = "static", calibration_key = "user";
   std::size_t recent_predictions = 500000;
   double drift_delta = serve::DriftOptions{}.delta, drift_threshold = serve::DriftOptions{}.threshold;
+  std::string drift_scope = serve::drift_scope_name(serve::DriftOptions{}.scope);
+  std::uint64_t drift_min_outcomes = serve::DriftOptions{}.min_outcomes;
   int read_timeout_s = 5, keep_alive_timeout_s = 5;
   // The retrain thread (serve/retrain_loop.hpp); off without --retrain-every.
   std::string retrain_every, retrain_window = "0", retrain_from = "fine-tune", retrain_out;
+  std::string retrain_censored = kDefaultRetrainCensored ? "on" : "off";
   double retrain_holdout = kDefaultHoldoutFraction;
   std::size_t retrain_max_outcomes = kDefaultMaxOutcomes;
   std::uint32_t retrain_epochs = 0;
@@ -63,6 +66,7 @@ std::optional<serve::RetrainLoopOptions> retrain_loop_options(const ServeOptions
   r.retrain.holdout_fraction = o.retrain_holdout;
   r.retrain.max_outcomes = o.retrain_max_outcomes;
   if (o.retrain_epochs > 0) r.retrain.fit.train.max_epochs = o.retrain_epochs;
+  r.retrain.fit.censored = parse_censored(o.retrain_censored);
   r.out_path = o.retrain_out;
   r.on_drift = o.retrain_on_drift;
   return r;
@@ -95,6 +99,8 @@ void run_serve(const ServeOptions& o) {
   so.recent_predictions = o.recent_predictions;
   so.drift.delta = o.drift_delta;
   so.drift.threshold = o.drift_threshold;
+  so.drift.scope = serve::drift_scope_from_name(o.drift_scope);
+  so.drift.min_outcomes = o.drift_min_outcomes;
   serve::HttpOptions ho;
   split_listen(o.listen, ho.host, ho.port);
   ho.threads = o.threads;
@@ -270,6 +276,11 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--drift-delta", o->drift_delta, "drift alarm: log residual change tolerated (Page-Hinkley delta)")
       ->capture_default_str();
   cmd->add_option("--drift-threshold", o->drift_threshold, "drift alarm: Page-Hinkley threshold")->capture_default_str();
+  cmd->add_option("--drift-scope", o->drift_scope,
+                  "drift alarm: one test per job type / queue group (group) or one over all outcomes (all)")
+      ->capture_default_str();
+  cmd->add_option("--drift-min-outcomes", o->drift_min_outcomes, "drift alarm: outcomes a test needs since its last alarm")
+      ->capture_default_str();
   cmd->add_option("--retrain-every", o->retrain_every,
                   "retrain on the journal's outcomes this often (6h, 7d ...; needs --journal) and swap in a candidate its "
                   "shadow evaluation accepts, as `ttlpred retrain` decides; off by default");
@@ -281,6 +292,11 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--retrain-holdout", o->retrain_holdout, "fraction of the outcomes, the most recent, for the shadow evaluation")
       ->capture_default_str();
   cmd->add_option("--retrain-epochs", o->retrain_epochs, "maximum epochs per retrain (0: 6 for a fine-tune)")
+      ->capture_default_str();
+  cmd->add_option("--retrain-censored", o->retrain_censored,
+                  "train outcomes killed at their limit (status ERROR_E or TIMEOUT, or at 99% of their request) as lower "
+                  "bounds (on/off)")
+      ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   cmd->add_flag("--retrain-on-drift", o->retrain_on_drift,
                 "with --retrain-every: also retrain at once when the drift alarm is raised (once per alarm)");

@@ -60,6 +60,7 @@ json replay_json(const ReplayResult& r) {
       j["outcomes"] = t.window_rows;
       j["train_rows"] = t.train_rows;
       j["holdout_rows"] = t.holdout_rows;
+      j["killed_outcomes"] = t.killed_rows;
       j["current"] = shadow_json(t.current);
       j["candidate"] = shadow_json(t.candidate);
       j["seconds"] = t.seconds;
@@ -76,7 +77,10 @@ json replay_json(const ReplayResult& r) {
             {"alpha", o.predictor.alpha},
             {"week_days", o.week_s / 86400.0},
             {"min_window_rows", o.min_window_rows},
-            {"kill_limit", o.kill_limit}}},
+            {"kill_limit", o.kill_limit},
+            {"killed_as", killed_as_name(o.killed_as)},
+            {"kill_margin_s", o.kill_margin_s},
+            {"censored_training", o.retrain.fit.censored}}},
           {"initial_rows", r.initial_rows},
           {"scored_start", r.scored_start_s},
           {"retrained", side_json(r.retrained)},

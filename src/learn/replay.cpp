@@ -81,9 +81,20 @@ void check_options(const ReplayOptions& o) {
   if (o.retrain_every_s > 0 && o.retrain_every_s < 3600)
     throw Error("--retrain-every " + duration_text(o.retrain_every_s) + " is shorter than an hour; a replay retrains on days of outcomes");
   if (!(o.week_s > 0)) throw Error("--window-days must be > 0");
+  if (!(o.kill_margin_s >= 0) || !std::isfinite(o.kill_margin_s)) throw Error("--kill-margin must be a finite number of seconds >= 0");
 }
 
 }  // namespace
+
+const char* killed_as_name(ReplayOptions::Killed k) {
+  return k == ReplayOptions::Killed::Censored ? "censored" : "run-time";
+}
+
+ReplayOptions::Killed killed_as_from_name(const std::string& name) {
+  if (name == "censored") return ReplayOptions::Killed::Censored;
+  if (name == "run-time") return ReplayOptions::Killed::RunTime;
+  throw Error("--killed-as: expected censored or run-time, got '" + name + "'");
+}
 
 ReplayResult run_replay(const JobTable& trace, const ReplayOptions& o, const ReplayProgress& progress) {
   check_options(o);
@@ -105,15 +116,42 @@ ReplayResult run_replay(const JobTable& trace, const ReplayOptions& o, const Rep
   const auto submit = jobs.num(Field::SubmitTime);
   res.scored_start_s = submit[begin];
 
-  // Which model answers from which row on: segment k starts at row seg_first[k].
-  std::vector<std::size_t> seg_first{begin}, seg_model{0};
+  std::vector<std::size_t> rows(n - begin);
+  std::iota(rows.begin(), rows.end(), begin);
+  const auto keys = key_codes(jobs, rows, o.key_column);
+  HistoryCache histories(split);
+  const PredictorOptions& popts = o.predictor;
+  auto calibrator = [&] { return OnlineCalibrator(models[0]->safe_ttl, popts.alpha, o.online, predictor_bound(popts)); };
+  // The retrained side: rows [begin, answered) answered so far, by the model serving when each
+  // was submitted; a swap at row k rebases the calibrator onto the new model's calibration.
+  Answers live;
+  std::vector<CalibrationSwap> swaps;
+  std::size_t answered = begin, serving = 0;
+  auto answer_to = [&](std::size_t upto) {
+    answer(*models[serving], popts, split, histories, answered, upto, live);
+    answered = std::max(answered, upto);
+  };
   if (o.retrain_every_s > 0) {
     for (double t = res.scored_start_s + o.retrain_every_s; t <= submit[n - 1]; t += o.retrain_every_s) {
       ReplayRetrain rr;
       rr.at_s = t;
+      const auto row_t = static_cast<std::size_t>(std::lower_bound(submit.begin(), submit.end(), t) - submit.begin());
       try {
-        const JobTable known = jobs.select(rows_in_window(jobs, {t, o.retrain.window_s}));
-        RetrainResult r = retrain(known, *models[seg_model.back()], o.retrain);
+        const OutcomeWindow window{t, o.retrain.window_s};
+        JobTable known;
+        if (o.killed_as == ReplayOptions::Killed::Censored) {
+          // The TTLs served so far decide which jobs were killed: answer up to t, then run the
+          // online calibration over them as the service did (it only looks back in time).
+          answer_to(row_t);
+          const std::size_t m = row_t - begin;
+          OnlineCalibrator cal = calibrator();
+          const auto ttl = score_online(jobs, std::span(rows).first(m), std::span(live.preds).first(m),
+                                        std::span(live.groups).first(m), std::span(keys).first(m), cal, {}, swaps);
+          known = delivered_outcomes(jobs, std::span(rows).first(m), ttl, o.kill_margin_s, window, &rr.killed_rows);
+        } else {
+          known = jobs.select(rows_in_window(jobs, window));
+        }
+        RetrainResult r = retrain(known, *models[serving], o.retrain);
         rr.ran = true;
         rr.accepted = r.accepted;
         rr.reason = r.reason;
@@ -124,36 +162,25 @@ ReplayResult run_replay(const JobTable& trace, const ReplayOptions& o, const Rep
         rr.candidate = r.candidate;
         rr.seconds = r.seconds;
         if (r.accepted) {
+          answer_to(row_t);  // the model serving until now answers every job submitted before t
           models.push_back(std::make_shared<const ModelFile>(std::move(r.model)));
-          seg_first.push_back(static_cast<std::size_t>(std::lower_bound(submit.begin(), submit.end(), t) - submit.begin()));
-          seg_model.push_back(models.size() - 1);
+          serving = models.size() - 1;
+          swaps.push_back({row_t - begin, &models[serving]->safe_ttl});
           ++res.swaps;
         }
       } catch (const Error& e) {
         rr.reason = std::string("skipped: ") + e.what();
       }
-      say("replay: day %.1f: %s", (t - res.scored_start_s) / 86400.0, rr.reason.c_str());
+      say("replay: day %.1f: %s (%zu killed outcomes known)", (t - res.scored_start_s) / 86400.0, rr.reason.c_str(),
+          rr.killed_rows);
       res.retrains.push_back(std::move(rr));
     }
   }
-
-  HistoryCache histories(split);
-  PredictorOptions popts = o.predictor;
-  Answers live, frozen;
-  std::vector<CalibrationSwap> swaps;
-  for (std::size_t k = 0; k < seg_first.size(); ++k) {
-    const std::size_t last = k + 1 < seg_first.size() ? seg_first[k + 1] : n;
-    const ModelFile& m = *models[seg_model[k]];
-    if (k > 0) swaps.push_back({seg_first[k] - begin, &m.safe_ttl});
-    answer(m, popts, split, histories, seg_first[k], last, live);
-  }
+  answer_to(n);
+  Answers frozen;
   answer(*models[0], popts, split, histories, begin, n, frozen);
 
-  std::vector<std::size_t> rows(n - begin);
-  std::iota(rows.begin(), rows.end(), begin);
-  const auto keys = key_codes(jobs, rows, o.key_column);
-  OnlineCalibrator live_cal(models[0]->safe_ttl, popts.alpha, o.online, predictor_bound(popts));
-  OnlineCalibrator frozen_cal(models[0]->safe_ttl, popts.alpha, o.online, predictor_bound(popts));
+  OnlineCalibrator live_cal = calibrator(), frozen_cal = calibrator();
   const auto live_ttl = score_online(jobs, rows, live.preds, live.groups, keys, live_cal, {}, swaps);
   const auto frozen_ttl = score_online(jobs, rows, frozen.preds, frozen.groups, keys, frozen_cal);
 
@@ -173,10 +200,17 @@ ReplayResult run_replay(const JobTable& trace, const ReplayOptions& o, const Rep
     weeks[w].second.add(wall[r], frozen.preds[i].expected_wall_s, frozen_ttl[i], kf);
   }
   if (o.keep_outcomes) {
+    const bool censored = o.killed_as == ReplayOptions::Killed::Censored;
+    auto side = [&](std::size_t i, const Answers& a, double ttl) {
+      const std::size_t r = rows[i];
+      const double limit = ttl + o.kill_margin_s;
+      const bool cut = censored && killed_by(wall[r], limit, has_req ? req[r] : 0.0);
+      return ReplayOutcome::Side{a.preds[i].expected_wall_s, cut ? limit : wall[r], a.groups[i]};
+    };
     res.outcomes.reserve(rows.size());
     for (std::size_t i = 0; i < rows.size(); ++i)
-      res.outcomes.push_back({outcome_known_at(jobs, rows[i]), wall[rows[i]], frozen.preds[i].expected_wall_s,
-                              live.preds[i].expected_wall_s});
+      res.outcomes.push_back({outcome_known_at(jobs, rows[i]), wall[rows[i]], side(i, frozen, frozen_ttl[i]),
+                              side(i, live, live_ttl[i])});
     std::stable_sort(res.outcomes.begin(), res.outcomes.end(),
                      [](const ReplayOutcome& a, const ReplayOutcome& b) { return a.known_at_s < b.known_at_s; });
   }

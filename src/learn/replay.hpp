@@ -10,8 +10,15 @@
 // service's reload does. Beside it runs the frozen first model with the same calibration,
 // never retrained: the difference between the two is what retraining buys.
 //
-// Simplification: a killed job's retraining outcome is its true run time (the trace knows
-// it), where a service would learn a censored one.
+// Killed jobs: a retrain learns what a service's journal would hold for them. A job its served
+// safe TTL (plus kill_margin_s, where the scheduler allows a margin) killed is delivered with
+// that as its run time, known at that moment, and with status ERROR_E (TIMEOUT when the
+// trace's statuses have no ERROR_E): an outcome the retrain trains as a lower bound
+// (RetrainOptions::fit.censored, pipeline/censored_outcomes.hpp). killed_as RunTime delivers
+// the true run time instead (how the replay worked before; kept for the comparison in
+// docs/ACCURACY.md). Remaining simplification: the history features the predictions read are
+// computed over the trace's true run times (pipeline/split_history.hpp), where a service's
+// history would also see the killed jobs' TTLs.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -39,12 +46,23 @@ struct ReplayOptions {
   std::size_t min_window_rows = 1000;
   double kill_limit = 0.015;          // a window "keeps the promise" at or below this kill rate
   bool keep_outcomes = false;         // fill ReplayResult::outcomes (for the drift-alarm grid)
+  enum class Killed { Censored, RunTime } killed_as = Killed::Censored;
+  double kill_margin_s = 0;           // a job runs this long past its safe TTL before it is killed
 };
 
-// One replayed job's outcome as the service would receive it, in the order outcomes arrive.
+const char* killed_as_name(ReplayOptions::Killed k);
+ReplayOptions::Killed killed_as_from_name(const std::string& name);  // "censored" or "run-time"; throws Error
+
+// One replayed job's outcome as each side's service would receive it, in the order the jobs
+// end (killed ones included at their true end: the order is one for both sides).
 struct ReplayOutcome {
-  double known_at_s = 0, wall_s = 0;
-  double frozen_expected_s = 0, retrained_expected_s = 0;  // what each side served
+  double known_at_s = 0, wall_s = 0;  // the true run time
+  struct Side {
+    double expected_s = 0;  // what the side served
+    double delivered_s = 0;  // the run time its service learns: the TTL (+ margin) for a job it killed
+    std::uint32_t group = kNoGroup;  // the side's model's safe-TTL group id
+  };
+  Side frozen, retrained;
 };
 
 struct ReplaySide {
@@ -63,6 +81,7 @@ struct ReplayRetrain {
   bool accepted = false;
   std::string reason;
   std::size_t window_rows = 0, train_rows = 0, holdout_rows = 0;
+  std::size_t killed_rows = 0;  // outcomes known by then that were killed (delivered censored)
   ShadowScore current, candidate;
   double seconds = 0;
 };

@@ -58,6 +58,7 @@ RetrainStart retrain_start_from_name(const std::string& name) {
 RetrainOptions retrain_defaults(RetrainStart start) {
   RetrainOptions o;
   o.start = start;
+  o.fit.censored = kDefaultRetrainCensored;
   if (start == RetrainStart::FineTune) set_finetune_defaults(o.fit.train);
   return o;
 }

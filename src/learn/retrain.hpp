@@ -32,6 +32,12 @@ const char* retrain_start_name(RetrainStart s);
 RetrainStart retrain_start_from_name(const std::string& name);
 
 inline constexpr double kDefaultHoldoutFraction = 0.2;
+// Outcomes of jobs killed at their limit (pipeline/censored_outcomes.hpp: status ERROR_E or
+// TIMEOUT, or a run time of at least 99% of the request) train as lower bounds. A service's
+// journal holds such outcomes for every job its safe TTL killed: their run time is the TTL,
+// not the job's, and training on it as exact would pull the model, and the next TTLs, down
+// (docs/ACCURACY.md, "Replay: retraining on the outcomes", measures both).
+inline constexpr bool kDefaultRetrainCensored = true;
 inline constexpr std::size_t kDefaultMaxOutcomes = 200000;
 
 struct RetrainOptions {

@@ -7,6 +7,14 @@
 
 namespace ttlpred::serve {
 
+const char* drift_scope_name(DriftScope s) { return s == DriftScope::All ? "all" : "group"; }
+
+DriftScope drift_scope_from_name(const std::string& name) {
+  if (name == "all") return DriftScope::All;
+  if (name == "group") return DriftScope::Group;
+  throw Error("--drift-scope: expected all or group, got '" + name + "'");
+}
+
 PageHinkley::PageHinkley(DriftOptions options) : options_(options) {
   if (!(options_.delta >= 0) || !std::isfinite(options_.delta)) throw Error("--drift-delta must be a finite number >= 0");
   if (!(options_.threshold > 0) || !std::isfinite(options_.threshold))

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 #include "util/binary_io.hpp"
 
@@ -25,10 +26,17 @@ inline double log_residual(double wall_s, double expected_s) {
   return std::log(std::max(wall_s, 1.0)) - std::log(std::max(expected_s, 1.0));
 }
 
+// Which outcomes one test watches (group_drift.hpp): all of them, or each job type / queue
+// group's own.
+enum class DriftScope { All, Group };
+const char* drift_scope_name(DriftScope s);
+DriftScope drift_scope_from_name(const std::string& name);  // "all" or "group"; throws Error otherwise
+
 struct DriftOptions {
   double delta = 0.1;
   double threshold = 100;
   std::uint64_t min_outcomes = 30;
+  DriftScope scope = DriftScope::Group;
 };
 
 class PageHinkley {

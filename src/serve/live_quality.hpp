@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "serve/live_groups.hpp"
 #include "util/binary_io.hpp"
 
 namespace ttlpred::serve {
@@ -67,5 +68,10 @@ class LiveQuality {
   };
   std::vector<Minute> minutes_;  // indexed by minute modulo a day's minutes
 };
+
+// The same windows per job type / queue group (live_groups.hpp): each group's count windows
+// are its own last 1 000 / 10 000 outcomes. About 0.75 MB per group at most (the ring of
+// 10 000 outcomes and a day of minutes), so at most 13 MB for the 17 labels.
+using GroupQuality = GroupTable<LiveQuality>;
 
 }  // namespace ttlpred::serve

@@ -109,21 +109,40 @@ void render_learning(std::string& out, const Metrics::Gauges& g) {
       {"ttlpred_live_safe_ttl_over_request", "Sum of served safe TTLs over sum of requests (outcomes with a request).",
        &QualityFigures::safe_over_request},
   };
+  if (!g.group_column.empty()) {
+    head("ttlpred_live_group_info", "gauge",
+         "The job field whose values the group label of the live and drift series names (value 1).");
+    line(out, "ttlpred_live_group_info", "column=\"" + escape_label(g.group_column) + '"', 1);
+  }
+  // Each series over all matched outcomes (no group label), then per group.
+  auto series = [&](const char* name, auto value) {
+    for (const auto& w : g.live) line(out, name, "window=\"" + w.name + '"', value(w.figures));
+    for (const auto& grp : g.live_groups)
+      for (const auto& w : grp.windows)
+        line(out, name, "window=\"" + w.name + "\",group=\"" + escape_label(grp.group) + '"', value(w.figures));
+  };
   head("ttlpred_live_outcomes", "gauge", "Matched outcomes in the window (last 1000, 10000; last hour, day).");
-  for (const auto& w : g.live)
-    line(out, "ttlpred_live_outcomes", "window=\"" + w.name + '"', u(w.figures.outcomes));
+  series("ttlpred_live_outcomes", [&](const QualityFigures& q) { return u(q.outcomes); });
   for (const Figure& f : figures) {
     head(f.name, "gauge", f.help);
-    for (const auto& w : g.live) line(out, f.name, "window=\"" + w.name + '"', w.figures.*f.member);
+    series(f.name, [&](const QualityFigures& q) { return q.*f.member; });
   }
   head("ttlpred_drift_alarm", "gauge",
        "1 from a drift alarm (Page-Hinkley on the log residuals of matched outcomes) until the next model reload.");
   line(out, "ttlpred_drift_alarm", "", g.drift_alarm ? 1 : 0);
   head("ttlpred_drift_alarms_total", "counter", "Drift alarms raised.");
   line(out, "ttlpred_drift_alarms_total", "", u(g.drift_alarms));
-  head("ttlpred_drift_statistic", "gauge", "The Page-Hinkley statistics (alarm above --drift-threshold).");
+  head("ttlpred_drift_info", "gauge", "What one drift test watches: all outcomes or each group's (--drift-scope; value 1).");
+  line(out, "ttlpred_drift_info", "scope=\"" + escape_label(g.drift_scope) + '"', 1);
+  head("ttlpred_drift_statistic", "gauge",
+       "The Page-Hinkley statistics (alarm above --drift-threshold); without a group label the largest over the groups.");
   line(out, "ttlpred_drift_statistic", "direction=\"longer\"", g.drift_up);
   line(out, "ttlpred_drift_statistic", "direction=\"shorter\"", g.drift_down);
+  for (const auto& d : g.drift_groups) {
+    const std::string label = ",group=\"" + escape_label(d.group) + '"';
+    line(out, "ttlpred_drift_statistic", "direction=\"longer\"" + label, d.up);
+    line(out, "ttlpred_drift_statistic", "direction=\"shorter\"" + label, d.down);
+  }
 }
 
 }  // namespace

@@ -65,9 +65,22 @@ class Metrics {
       QualityFigures figures;
     };
     std::vector<Window> live;
+    // The same windows per job type / queue group (live_groups.hpp); group_column "": ungrouped.
+    std::string group_column;
+    struct GroupWindows {
+      std::string group;
+      std::vector<Window> windows;
+    };
+    std::vector<GroupWindows> live_groups;
     bool drift_alarm = false;
     std::uint64_t drift_alarms = 0;
-    double drift_up = 0, drift_down = 0;
+    std::string drift_scope = "group";
+    double drift_up = 0, drift_down = 0;  // the largest over the groups' tests (scope group)
+    struct GroupDrift {
+      std::string group;
+      double up = 0, down = 0;
+    };
+    std::vector<GroupDrift> drift_groups;  // scope group: each group's test
   };
   std::string render(const Gauges& g) const;
 

@@ -97,7 +97,10 @@ std::uint32_t text_key(std::string_view text) {
 }
 
 constexpr std::string_view kLearnedMagic = "TTLPLRN1";
-constexpr std::uint32_t kLearnedVersion = 1;
+// 1: the live windows and the drift test over all outcomes; 2 adds the per-group windows and
+// drift tests (live_groups.hpp) after the alarm count. A version 1 state still loads (the
+// groups start empty).
+constexpr std::uint32_t kLearnedVersion = 2;
 
 void append_prediction(std::string& out, const Prediction& p) {
   out += "{\"expected_wall_s\":";
@@ -193,7 +196,7 @@ Service::Service(ServiceOptions options)
         if (rec.served) {
           const double wall = r[Field::WallTime];
           learn_calibration(*rec.served, wall);
-          learn_quality(*rec.served, wall, rec.received_at.value_or(rec.served->predicted_at), false);
+          learn_quality(*model, *rec.served, wall, rec.received_at.value_or(rec.served->predicted_at), false);
         }
       } catch (const RequestError& e) {
         throw InputError(file, line, e.what());
@@ -268,20 +271,26 @@ void Service::learn_calibration(const ServedPrediction& served, double wall_s) {
   if (calibrator_ && served.method == options_.calibration.method) calibrator_->observe(served.decision, wall_s);
 }
 
-void Service::learn_quality(const ServedPrediction& served, double wall_s, double received_at, bool log) {
+void Service::learn_quality(const LoadedModel& model, const ServedPrediction& served, double wall_s,
+                            double received_at, bool log) {
   const OnlineDecision& d = served.decision;
-  quality_.add({received_at, wall_s, d.job.pred_s, d.ttl_s, d.job.requested_s});
-  if (!drift_.add(log_residual(wall_s, d.job.pred_s))) return;
+  const ScoredOutcome scored{received_at, wall_s, d.job.pred_s, d.ttl_s, d.job.requested_s};
+  quality_.add(scored);
+  const std::string group = live_group_name(model.predictor, d.job.group);
+  if (!group.empty()) group_quality_.at(group).add(scored);
+  if (!drift_.add(group, log_residual(wall_s, d.job.pred_s))) return;
   drift_raised_ = true;
   ++drift_alarms_;
   if (log) {
-    const PageHinkley::Alarm& a = drift_.last_alarm();
+    const DriftTest::Alarm& a = drift_.last_alarm();
     log_event("warn", "drift_alarm",
-              {{"direction", a.up > drift_.options().threshold ? "longer" : "shorter"},
-               {"statistic", std::max(a.up, a.down)},
+              {{"direction", a.test.up > drift_.options().threshold ? "longer" : "shorter"},
+               {"statistic", std::max(a.test.up, a.test.down)},
                {"threshold", drift_.options().threshold},
-               {"outcomes", a.count},
-               {"mean_log_residual", a.mean},
+               {"scope", drift_scope_name(drift_.options().scope)},
+               {"group", a.group},
+               {"outcomes", a.test.count},
+               {"mean_log_residual", a.test.mean},
                {"model_version", std::string(served.model_version.data(), served.model_version.size())},
                {"message", "the run times of matched outcomes drifted from the model's expectations (Page-Hinkley on "
                            "the log residuals); retrain or reload a newer model"}});
@@ -294,9 +303,11 @@ void Service::save_snapshot(const std::string& history_path) const {
   BinaryWriter w;
   w.put_string(model_.load()->version);
   quality_.write_state(w);
-  drift_.write_state(w);
+  drift_.write_all_state(w);
   w.put<std::uint8_t>(drift_raised_ ? 1 : 0);
   w.put<std::uint64_t>(drift_alarms_);
+  group_quality_.write_state(w);
+  drift_.write_group_state(w);
   w.put<std::uint8_t>(calibrator_ ? 1 : 0);
   if (calibrator_) calibrator_->write_state(w);
   write_file_atomic(path, seal_container(kLearnedMagic, kLearnedVersion, w.bytes()));
@@ -318,9 +329,13 @@ void Service::load_learned(const std::string& path, const std::shared_ptr<const 
   BinaryReader r(c.payload, path);
   const std::string version = r.get_string(64);
   quality_.read_state(r);
-  drift_.read_state(r);
+  drift_.read_all_state(r);
   drift_raised_ = r.get<std::uint8_t>() != 0;
   drift_alarms_ = r.get<std::uint64_t>();
+  if (c.version >= 2) {
+    group_quality_.read_state(r);
+    drift_.read_group_state(r);
+  }
   const bool had = r.get<std::uint8_t>() != 0;
   if (!had || !calibrator_) return;  // the calibration was off then, or is now: start from the model's level
   try {
@@ -548,7 +563,7 @@ Reply Service::outcomes(std::string_view body) {
         observed = history_->observed();
       }
       for (std::size_t i = 0; i < n; ++i)
-        if (served[i]) learn_quality(*served[i], records[i][Field::WallTime], received, true);
+        if (served[i]) learn_quality(*model, *served[i], records[i][Field::WallTime], received, true);
       matched_ += found.size() - older;
       unmatched_no_id_ += no_id;
       unmatched_unknown_ += unknown;
@@ -633,14 +648,23 @@ Reply Service::metrics_text() const {
     g.unmatched_unknown = unmatched_unknown_;
     g.unmatched_older = unmatched_older_;
     const double t = now();
-    g.live = {{"1000", quality_.last(kCountWindows[0])},
-              {"10000", quality_.last(kCountWindows[1])},
-              {"1h", quality_.within(t, kTimeWindowsS[0])},
-              {"1d", quality_.within(t, kTimeWindowsS[1])}};
+    auto windows = [&](const LiveQuality& q) {
+      return std::vector<Metrics::Gauges::Window>{{"1000", q.last(kCountWindows[0])},
+                                                  {"10000", q.last(kCountWindows[1])},
+                                                  {"1h", q.within(t, kTimeWindowsS[0])},
+                                                  {"1d", q.within(t, kTimeWindowsS[1])}};
+    };
+    g.live = windows(quality_);
+    g.group_column = live_group_column(model()->predictor);
+    for (const auto& [name, q] : group_quality_.entries()) g.live_groups.push_back({name, windows(q)});
     g.drift_alarm = drift_raised_;
     g.drift_alarms = drift_alarms_;
+    g.drift_scope = drift_scope_name(drift_.options().scope);
     g.drift_up = drift_.up();
     g.drift_down = drift_.down();
+    if (drift_.options().scope == DriftScope::Group)
+      for (const auto& [name, test] : drift_.groups().entries())
+        if (!name.empty()) g.drift_groups.push_back({name, test.up(), test.down()});  // "": an ungrouped model's one test
   }
   return {200, metrics_.render(g), "text/plain; version=0.0.4"};
 }

@@ -25,7 +25,7 @@
 #include "features/history.hpp"
 #include "model/online_calibration.hpp"
 #include "predict/predictor.hpp"
-#include "serve/drift_alarm.hpp"
+#include "serve/group_drift.hpp"
 #include "serve/journal.hpp"
 #include "serve/live_quality.hpp"
 #include "serve/metrics.hpp"
@@ -145,9 +145,11 @@ class Service {
   // What a matched (or unmatched) outcome teaches: the calibrator (caller holds
   // history_mutex_ exclusively) ...
   void learn_calibration(const ServedPrediction& served, double wall_s);
-  // ... and the live quality and drift test (caller holds outcomes_mutex_). `log`: say an
-  // alarm on stderr (not during the replay, which re-raises what was said before).
-  void learn_quality(const ServedPrediction& served, double wall_s, double received_at, bool log);
+  // ... and the live quality and drift test (caller holds outcomes_mutex_), per group named
+  // through `model`'s vocabulary (live_groups.hpp). `log`: say an alarm on stderr (not during
+  // the replay, which re-raises what was said before).
+  void learn_quality(const LoadedModel& model, const ServedPrediction& served, double wall_s, double received_at,
+                     bool log);
   // Writes the learned state (OutcomeJournal::learned_path) and then the history to `history_path`.
   void save_snapshot(const std::string& history_path) const;
   void load_learned(const std::string& path, const std::shared_ptr<const LoadedModel>& model);
@@ -167,7 +169,8 @@ class Service {
 
   // Under outcomes_mutex_:
   LiveQuality quality_;
-  PageHinkley drift_;
+  GroupQuality group_quality_;  // per job type / queue group (live_groups.hpp)
+  DriftTest drift_;
   bool drift_raised_ = false;  // since the last alarm, until a model reload
   std::uint64_t drift_alarms_ = 0;
   std::uint64_t matched_ = 0, unmatched_no_id_ = 0, unmatched_unknown_ = 0, unmatched_older_ = 0;

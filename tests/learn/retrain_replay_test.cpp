@@ -152,6 +152,15 @@ TEST(Replay, RetrainingOnScheduleSwapsAndBeatsTheFrozenModel) {
   }
   EXPECT_EQ(week_rows, r.retrained.rows);
   EXPECT_EQ(week_kills, r.retrained.killed);
+  // Each retrain learned the jobs the served TTLs killed as censored outcomes.
+  std::size_t killed_known = 0;
+  for (const auto& t : r.retrains) {
+    if (t.ran) {
+      EXPECT_LE(t.killed_rows, t.window_rows);
+    }
+    killed_known += t.killed_rows;
+  }
+  EXPECT_GT(killed_known, 0u);
   // Measured on this trace: retraining learns the slower release, the frozen model cannot.
   EXPECT_LT(r.retrained.rmse_hours, r.frozen.rmse_hours);
 }
@@ -162,6 +171,9 @@ TEST(Replay, RefusesOptionsItCannotHonour) {
   EXPECT_THROW(run_replay(drift_trace(), o), Error);
   o = small_replay();
   o.retrain_every_s = 60;
+  EXPECT_THROW(run_replay(drift_trace(), o), Error);
+  o = small_replay();
+  o.kill_margin_s = -1;
   EXPECT_THROW(run_replay(drift_trace(), o), Error);
 }
 

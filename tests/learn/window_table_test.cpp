@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "learn/window_table.hpp"
+#include "util/error.hpp"
 
 namespace ttlpred {
 namespace {
@@ -68,6 +69,33 @@ TEST(WindowTable, ConcatPutsTheOriginalsEarlierJobsFirst) {
   EXPECT_EQ(t.num(Field::SubmitTime)[2], 500);
   EXPECT_EQ(t.text(Field::User, 2), "carol");
   EXPECT_EQ(t.num(Field::WallTime)[1], 1000);
+}
+
+TEST(WindowTable, AJobItsTtlKilledIsDeliveredCensoredAtTheTtl) {
+  const JobTable t = hand_table();
+  // Row 2 (submitted at 200, no wait, runs 1000 s) was given 500 s: killed at 500, known at
+  // 700; row 0 (runs 100 s) was given 200 s: it finished.
+  const std::vector<std::size_t> served = {2, 0};
+  const std::vector<double> ttl = {500, 200};
+  std::size_t killed = 0;
+  const JobTable d = delivered_outcomes(t, served, ttl, 0, {800, 0}, &killed);
+  EXPECT_EQ(killed, 1u);
+  ASSERT_EQ(d.rows(), 4u);  // known by 800: rows 1, 2 (at 700 now, 1200 before), 0, 3
+  EXPECT_EQ(d.num(Field::SubmitTime)[1], 200);
+  EXPECT_EQ(d.num(Field::WallTime)[1], 500);
+  EXPECT_EQ(d.text(Field::Status, 1), "TIMEOUT");  // the table has no ERROR_E status
+  EXPECT_EQ(d.num(Field::WallTime)[2], 100);
+  EXPECT_EQ(d.text(Field::Status, 2), "");
+  EXPECT_EQ(d.text(Field::User, 3), "bob");
+
+  // With a kill margin of 600 s it would have been killed at 1100: it ended first, at 1200
+  // as the trace has it, after the window.
+  const JobTable m = delivered_outcomes(t, served, ttl, 600, {800, 0}, &killed);
+  EXPECT_EQ(killed, 0u);
+  ASSERT_EQ(m.rows(), 3u);
+  EXPECT_EQ(m.num(Field::SubmitTime)[1], 300);
+
+  EXPECT_THROW(delivered_outcomes(t, served, std::vector<double>{1}, 0, {800, 0}), Error);
 }
 
 }  // namespace
