@@ -36,6 +36,7 @@ struct ReplayCommand {
 // soon where something does (docs/ACCURACY.md, "Tuning the drift alarm").
 struct DriftGridCell {
   serve::DriftScope scope = serve::DriftScope::Group;
+  serve::DriftDirection direction = serve::DriftDirection::Longer;
   double delta = 0, threshold = 0;
   std::size_t frozen_alarms = 0, retrained_alarms = 0;
   double frozen_first_day = -1;  // days after the first replayed submit; -1: never
@@ -50,30 +51,41 @@ std::vector<DriftGridCell> drift_grid(const ReplayResult& r, std::uint64_t min_o
     return b == kNoGroup ? std::string() : std::to_string(b);
   };
   std::vector<DriftGridCell> out;
-  for (serve::DriftScope scope : {serve::DriftScope::All, serve::DriftScope::Group})
-    for (double delta : {0.05, 0.1, 0.2, 0.3, 0.5})
-      for (double threshold : {25.0, 50.0, 100.0, 200.0, 400.0}) {
-        DriftGridCell c;
-        c.scope = scope;
-        c.delta = delta;
-        c.threshold = threshold;
-        serve::DriftOptions d;
-        d.delta = delta;
-        d.threshold = threshold;
-        d.min_outcomes = min_outcomes;
-        d.scope = scope;
-        serve::DriftTest frozen(d), retrained(d);
-        for (const ReplayOutcome& o : r.outcomes) {
-          if (frozen.add(group(o.frozen.group), serve::log_residual(o.frozen.delivered_s, o.frozen.expected_s))) {
-            const double day = (o.known_at_s - r.scored_start_s) / 86400.0;
-            if (c.frozen_alarms++ == 0) c.frozen_first_day = day;
-            if (c.frozen_alarm_days.size() < kMaxAlarmDays) c.frozen_alarm_days.push_back(day);
+  for (serve::DriftDirection direction : {serve::DriftDirection::Both, serve::DriftDirection::Longer})
+    for (serve::DriftScope scope : {serve::DriftScope::All, serve::DriftScope::Group})
+      for (double delta : {0.05, 0.1, 0.2, 0.3, 0.5})
+        for (double threshold : {25.0, 50.0, 100.0, 200.0, 400.0, 800.0}) {
+          DriftGridCell c;
+          c.direction = direction;
+          c.scope = scope;
+          c.delta = delta;
+          c.threshold = threshold;
+          serve::DriftOptions d;
+          d.delta = delta;
+          d.threshold = threshold;
+          d.min_outcomes = min_outcomes;
+          d.scope = scope;
+          d.direction = direction;
+          serve::DriftTest frozen(d), retrained(d);
+          std::uint32_t serving = 0;  // the retrained side's model, as its service's reloads saw them
+          for (const ReplayOutcome& o : r.outcomes) {
+            if (frozen.add(group(o.frozen.group), serve::log_residual(o.frozen.delivered_s, o.frozen.expected_s))) {
+              const double day = (o.known_at_s - r.scored_start_s) / 86400.0;
+              if (c.frozen_alarms++ == 0) c.frozen_first_day = day;
+              if (c.frozen_alarm_days.size() < kMaxAlarmDays) c.frozen_alarm_days.push_back(day);
+            }
+            // A service restarts its tests when a new model is swapped in, and an outcome answered
+            // by the model before is not matched (docs/service.md, "Served predictions").
+            if (o.retrained.model > serving) {
+              serving = o.retrained.model;
+              retrained.reset();
+            }
+            if (o.retrained.model == serving)
+              c.retrained_alarms += retrained.add(group(o.retrained.group),
+                                                  serve::log_residual(o.retrained.delivered_s, o.retrained.expected_s));
           }
-          c.retrained_alarms +=
-              retrained.add(group(o.retrained.group), serve::log_residual(o.retrained.delivered_s, o.retrained.expected_s));
+          out.push_back(std::move(c));
         }
-        out.push_back(std::move(c));
-      }
   return out;
 }
 
@@ -154,7 +166,8 @@ void run_replay_command(ReplayCommand& c) {
     if (c.drift_grid) {
       j["drift_grid"] = nlohmann::json::array();
       for (const auto& g : grid)
-        j["drift_grid"].push_back({{"scope", serve::drift_scope_name(g.scope)},
+        j["drift_grid"].push_back({{"direction", serve::drift_direction_name(g.direction)},
+                                   {"scope", serve::drift_scope_name(g.scope)},
                                    {"delta", g.delta},
                                    {"threshold", g.threshold},
                                    {"outcomes", r.outcomes.size()},
@@ -170,11 +183,12 @@ void run_replay_command(ReplayCommand& c) {
   if (c.drift_grid) {
     std::printf("\ndrift alarms over %zu outcomes (Page-Hinkley, at least %llu outcomes between alarms)\n", r.outcomes.size(),
                 static_cast<unsigned long long>(c.drift_min_outcomes));
-    std::printf("%6s %6s %9s | %13s %16s | %16s\n", "scope", "delta", "threshold", "frozen alarms", "first (day)",
-                "retrained alarms");
+    std::printf("%9s %6s %6s %9s | %13s %16s | %16s\n", "direction", "scope", "delta", "threshold", "frozen alarms",
+                "first (day)", "retrained alarms");
     for (const auto& g : grid)
-      std::printf("%6s %6.2f %9.0f | %13zu %16.2f | %16zu\n", serve::drift_scope_name(g.scope), g.delta, g.threshold,
-                  g.frozen_alarms, g.frozen_first_day, g.retrained_alarms);
+      std::printf("%9s %6s %6.2f %9.0f | %13zu %16.2f | %16zu\n", serve::drift_direction_name(g.direction),
+                  serve::drift_scope_name(g.scope), g.delta, g.threshold, g.frozen_alarms, g.frozen_first_day,
+                  g.retrained_alarms);
   }
 }
 

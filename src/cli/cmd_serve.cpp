@@ -45,6 +45,7 @@ struct ServeOptions {
   std::size_t recent_predictions = 500000;
   double drift_delta = serve::DriftOptions{}.delta, drift_threshold = serve::DriftOptions{}.threshold;
   std::string drift_scope = serve::drift_scope_name(serve::DriftOptions{}.scope);
+  std::string drift_direction = serve::drift_direction_name(serve::DriftOptions{}.direction);
   std::uint64_t drift_min_outcomes = serve::DriftOptions{}.min_outcomes;
   int read_timeout_s = 5, keep_alive_timeout_s = 5;
   // The retrain thread (serve/retrain_loop.hpp); off without --retrain-every.
@@ -100,6 +101,7 @@ void run_serve(const ServeOptions& o) {
   so.drift.delta = o.drift_delta;
   so.drift.threshold = o.drift_threshold;
   so.drift.scope = serve::drift_scope_from_name(o.drift_scope);
+  so.drift.direction = serve::drift_direction_from_name(o.drift_direction);
   so.drift.min_outcomes = o.drift_min_outcomes;
   serve::HttpOptions ho;
   split_listen(o.listen, ho.host, ho.port);
@@ -278,6 +280,11 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--drift-threshold", o->drift_threshold, "drift alarm: Page-Hinkley threshold")->capture_default_str();
   cmd->add_option("--drift-scope", o->drift_scope,
                   "drift alarm: one test per job type / queue group (group) or one over all outcomes (all)")
+      ->check(CLI::IsMember({"group", "all"}))
+      ->capture_default_str();
+  cmd->add_option("--drift-direction", o->drift_direction,
+                  "drift alarm: raised by jobs running longer than predicted (longer) or by either direction (both)")
+      ->check(CLI::IsMember({"longer", "both"}))
       ->capture_default_str();
   cmd->add_option("--drift-min-outcomes", o->drift_min_outcomes, "drift alarm: outcomes a test needs since its last alarm")
       ->capture_default_str();

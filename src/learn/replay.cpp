@@ -44,6 +44,7 @@ struct SideSums {
 struct Answers {
   std::vector<Prediction> preds;
   std::vector<std::uint32_t> groups;
+  std::vector<std::uint32_t> models;  // which model answered (its index in the replay's list)
 };
 
 class HistoryCache {
@@ -62,7 +63,7 @@ class HistoryCache {
 };
 
 void answer(const ModelFile& model, const PredictorOptions& popts, const ChronologicalSplit& split,
-            HistoryCache& histories, std::size_t first, std::size_t last, Answers& out) {
+            HistoryCache& histories, std::size_t first, std::size_t last, std::uint32_t model_index, Answers& out) {
   if (first >= last) return;
   const Predictor predictor(model, popts);
   std::vector<std::size_t> rows(last - first);
@@ -72,6 +73,7 @@ void answer(const ModelFile& model, const PredictorOptions& popts, const Chronol
                                             &groups, model.safe_ttl.group_column);
   out.preds.insert(out.preds.end(), preds.begin(), preds.end());
   out.groups.insert(out.groups.end(), groups.begin(), groups.end());
+  out.models.insert(out.models.end(), preds.size(), model_index);
 }
 
 void check_options(const ReplayOptions& o) {
@@ -128,7 +130,7 @@ ReplayResult run_replay(const JobTable& trace, const ReplayOptions& o, const Rep
   std::vector<CalibrationSwap> swaps;
   std::size_t answered = begin, serving = 0;
   auto answer_to = [&](std::size_t upto) {
-    answer(*models[serving], popts, split, histories, answered, upto, live);
+    answer(*models[serving], popts, split, histories, answered, upto, static_cast<std::uint32_t>(serving), live);
     answered = std::max(answered, upto);
   };
   if (o.retrain_every_s > 0) {
@@ -178,7 +180,7 @@ ReplayResult run_replay(const JobTable& trace, const ReplayOptions& o, const Rep
   }
   answer_to(n);
   Answers frozen;
-  answer(*models[0], popts, split, histories, begin, n, frozen);
+  answer(*models[0], popts, split, histories, begin, n, 0, frozen);
 
   OnlineCalibrator live_cal = calibrator(), frozen_cal = calibrator();
   const auto live_ttl = score_online(jobs, rows, live.preds, live.groups, keys, live_cal, {}, swaps);
@@ -205,7 +207,7 @@ ReplayResult run_replay(const JobTable& trace, const ReplayOptions& o, const Rep
       const std::size_t r = rows[i];
       const double limit = ttl + o.kill_margin_s;
       const bool cut = censored && killed_by(wall[r], limit, has_req ? req[r] : 0.0);
-      return ReplayOutcome::Side{a.preds[i].expected_wall_s, cut ? limit : wall[r], a.groups[i]};
+      return ReplayOutcome::Side{a.preds[i].expected_wall_s, cut ? limit : wall[r], a.groups[i], a.models[i]};
     };
     res.outcomes.reserve(rows.size());
     for (std::size_t i = 0; i < rows.size(); ++i)

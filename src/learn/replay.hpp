@@ -61,6 +61,7 @@ struct ReplayOutcome {
     double expected_s = 0;  // what the side served
     double delivered_s = 0;  // the run time its service learns: the TTL (+ margin) for a job it killed
     std::uint32_t group = kNoGroup;  // the side's model's safe-TTL group id
+    std::uint32_t model = 0;  // the model that answered: 0 the first, k the k-th swapped in
   };
   Side frozen, retrained;
 };

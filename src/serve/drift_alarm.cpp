@@ -15,6 +15,14 @@ DriftScope drift_scope_from_name(const std::string& name) {
   throw Error("--drift-scope: expected all or group, got '" + name + "'");
 }
 
+const char* drift_direction_name(DriftDirection d) { return d == DriftDirection::Longer ? "longer" : "both"; }
+
+DriftDirection drift_direction_from_name(const std::string& name) {
+  if (name == "longer") return DriftDirection::Longer;
+  if (name == "both") return DriftDirection::Both;
+  throw Error("--drift-direction: expected longer or both, got '" + name + "'");
+}
+
 PageHinkley::PageHinkley(DriftOptions options) : options_(options) {
   if (!(options_.delta >= 0) || !std::isfinite(options_.delta)) throw Error("--drift-delta must be a finite number >= 0");
   if (!(options_.threshold > 0) || !std::isfinite(options_.threshold))
@@ -32,7 +40,8 @@ bool PageHinkley::add(double r) {
   mean_ += (r - mean_) / static_cast<double>(n_);
   up_ = std::max(0.0, up_ + r - mean_ - options_.delta);
   down_ = std::max(0.0, down_ + mean_ - r - options_.delta);
-  if (n_ < options_.min_outcomes || (up_ <= options_.threshold && down_ <= options_.threshold)) return false;
+  const bool past = up_ > options_.threshold || (options_.direction == DriftDirection::Both && down_ > options_.threshold);
+  if (n_ < options_.min_outcomes || !past) return false;
   last_alarm_ = {up_, down_, mean_, n_};
   reset();
   return true;

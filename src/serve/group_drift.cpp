@@ -6,6 +6,11 @@ namespace ttlpred::serve {
 
 DriftTest::DriftTest(DriftOptions options) : options_(options), all_(options), groups_(PageHinkley(options)) {}
 
+void DriftTest::reset() {
+  all_ = PageHinkley(options_);
+  groups_.clear();
+}
+
 bool DriftTest::add(const std::string& group, double residual) {
   const bool all_fired = all_.add(residual);
   if (options_.scope == DriftScope::All) {

@@ -23,6 +23,8 @@ namespace ttlpred::serve {
 class DriftTest {
  public:
   explicit DriftTest(DriftOptions options = {});
+  // Every test from nothing: a newly swapped-in model's residuals have their own means.
+  void reset();
   // One outcome's residual in group `group` ("": ungrouped); true when it raised the alarm.
   bool add(const std::string& group, double residual);
 

@@ -65,6 +65,7 @@ class GroupTable {
     return nullptr;
   }
   const std::vector<std::pair<std::string, T>>& entries() const { return entries_; }
+  void clear() { entries_.clear(); }
 
   // Each label and its entry's own state (T::write_state / T::read_state).
   void write_state(BinaryWriter& w) const {

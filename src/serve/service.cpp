@@ -185,6 +185,7 @@ Service::Service(ServiceOptions options)
   history_->set_capacity(options_.history_capacity);  // before the replay: bounded throughout
   if (journal_) {
     JobRecord r;
+    std::string served_version;
     replayed_ = journal_->replay([&](std::string_view text, const std::string& file, std::size_t line) {
       if (options_.stop && options_.stop->load(std::memory_order_relaxed))
         throw Error("stopped by a signal during the journal replay (at " + file + ":" + std::to_string(line) +
@@ -195,6 +196,11 @@ Service::Service(ServiceOptions options)
         history_->observe(r);
         if (rec.served) {
           const double wall = r[Field::WallTime];
+          // Served by another model than the outcome before: a reload came between them, and
+          // restarted the drift tests as it does now.
+          const std::string_view version(rec.served->model_version.data(), rec.served->model_version.size());
+          if (!served_version.empty() && version != served_version) drift_.reset();
+          served_version = version;
           learn_calibration(*rec.served, wall);
           learn_quality(*model, *rec.served, wall, rec.received_at.value_or(rec.served->predicted_at), false);
         }
@@ -703,6 +709,7 @@ std::string Service::reload_from(const std::string& path) {
         }
       }
       drift_raised_ = false;  // the alarm was about the model now replaced
+      drift_.reset();         // and the tests' means were its residuals' (the live windows go on)
       model_.store(fresh);
     }
     metrics_.add_reload(true);

@@ -130,7 +130,7 @@ TEST(PageHinkley, RaisesOnTheHandComputedStepAndRestarts) {
   EXPECT_EQ(ph.count(), 0u);
   EXPECT_EQ(ph.up(), 0.0);
   // Downwards alike; and no alarm before min_outcomes.
-  serve::PageHinkley down({0.1, 1.0, 1});
+  serve::PageHinkley down({0.1, 1.0, 1, serve::DriftScope::Group, serve::DriftDirection::Both});
   EXPECT_FALSE(down.add(0));
   EXPECT_FALSE(down.add(-1));  // mean -0.5: down = -0.5 + 1 - 0.1
   EXPECT_NEAR(down.down(), 0.4, 1e-12);
@@ -139,6 +139,10 @@ TEST(PageHinkley, RaisesOnTheHandComputedStepAndRestarts) {
   // Then + 1/4, 1/5, 1/6, 1/7 (each less 0.1): 0.9929 after the seventh, 1.0179 after the eighth.
   for (int i = 4; i <= 7; ++i) EXPECT_FALSE(down.add(-1)) << i;
   EXPECT_TRUE(down.add(-1));
+  // Watching the longer direction alone (the default), the same residuals raise nothing.
+  serve::PageHinkley longer({0.1, 1.0, 1});
+  for (int i = 1; i <= 8; ++i) EXPECT_FALSE(longer.add(i == 1 ? 0 : -1)) << i;
+  EXPECT_NEAR(longer.down(), 1.0179, 1e-4);
 }
 
 TEST(PageHinkley, NeedsItsMinimumOfOutcomes) {
