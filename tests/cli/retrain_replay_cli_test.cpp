@@ -92,7 +92,13 @@ TEST(ReplayCli, JsonHasBothSidesPerWeekAndTheRetrainLog) {
   EXPECT_EQ(j["retrain_log"].size(), j["retrains"].get<std::size_t>());
   EXPECT_EQ(j["options"]["retrain_every"], "2d");
   EXPECT_EQ(j["options"]["calibration"], "aci");
-  EXPECT_EQ(j["drift_grid"].size(), 25u);  // 5 deltas x 5 thresholds
+  EXPECT_EQ(j["drift_grid"].size(), 120u);  // 2 directions x 2 scopes x 5 deltas x 6 thresholds
+  EXPECT_EQ(j["options"]["killed_as"], "censored");
+  for (const auto& t : j["retrain_log"]) {
+    if (t["ran"].get<bool>()) {
+      EXPECT_LE(t["killed_outcomes"].get<std::size_t>(), t["outcomes"].get<std::size_t>());
+    }
+  }
   std::size_t swaps = 0;
   for (const auto& t : j["retrain_log"]) swaps += t["accepted"].get<bool>();
   EXPECT_EQ(swaps, j["swaps"].get<std::size_t>());
