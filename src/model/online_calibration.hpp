@@ -107,8 +107,13 @@ class OnlineCalibrator {
                    TtlBound bound = {});
 
   OnlineDecision decide(const OnlineJob& job) const;
-  // The outcome of a job answered by decide(): its run time.
-  void observe(const OnlineDecision& decision, double wall_s);
+  // The outcome of a job answered by decide(): its run time. `weight` scales the step of the
+  // ACI levels (aci, aci-history, mondrian, multi-aci's experts): 1 is the count rule above;
+  // a caller that prices a kill by what it loses passes the outcome's cost relative to the
+  // mean cost (the simulator's CPU-time rule, sim/online_ttl.hpp), so that the level follows
+  // the killed share of the cost instead of the count. Static and rolling ignore it. Throws
+  // Error for a weight that is negative or not finite.
+  void observe(const OnlineDecision& decision, double wall_s, double weight = 1.0);
 
   // Answers through `c` from now on, keeping what was learned (levels, weights, offsets, the
   // rolling window): a service swapping in a new model keeps the correction the workload

@@ -3,8 +3,12 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <numeric>
 
+#include "pipeline/online_scoring.hpp"
+#include "sim/online_ttl.hpp"
 #include "sim/sim_output.hpp"
+#include "util/error.hpp"
 
 namespace ttlpred::sim {
 
@@ -20,13 +24,68 @@ GridConfig grid_config(const SimTrace& t, GridTtl policy, const GridOptions& o) 
   return cfg;
 }
 
+std::unique_ptr<TtlSource> model_ttl_source(const SimTrace& t, GridTtl policy, const GridOptions& o) {
+  const SimCalibration cal = sim_calibration_from_name(o.calibration);
+  if (policy != GridTtl::Model) return nullptr;
+  if (t.predictions.empty()) throw Error("simulate: --ttl model needs --model");
+  const std::size_t n = t.rows(), k = t.hosts.empty() ? 1 : t.hosts.classes.size();
+  if (!t.hosts.empty() && t.hosts.predictions.size() != n * k)
+    throw Error("simulate: the jobs were not predicted on the host classes");
+  const auto at = [&](std::size_t job, std::size_t h) -> const Prediction& {
+    return t.hosts.empty() ? t.predictions[job] : t.hosts.predictions[job * k + h];
+  };
+  if (cal.method == OnlineMethod::Static) {
+    if (k == 1) return nullptr;  // grid_jobs' TTLs
+    std::vector<double> ttl(n * k);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t h = 0; h < k; ++h) ttl[i * k + h] = at(i, h).safe_ttl_s;
+    return std::make_unique<TableTtl>(std::move(ttl), k);
+  }
+  const Predictor& predictor = *t.predictor;
+  if (predictor.model().safe_ttl.empty())
+    throw Error("simulate: --calibration " + cal.name + " needs a model with a safe-TTL calibration");
+  OnlineCalibrationOptions oo;
+  oo.method = cal.method;
+  OnlineCalibrator calibrator(predictor.model().safe_ttl, predictor.options().alpha, oo, predictor_bound(predictor.options()));
+  const JobTable& jobs = t.split.jobs;
+  std::vector<std::size_t> rows(n);
+  std::iota(rows.begin(), rows.end(), t.first_row);
+  const auto keys = key_codes(jobs, rows, o.calibration_key);
+  const auto req = jobs.num(Field::RequestedTtl);
+  std::vector<OnlineJob> online(n * k);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t h = 0; h < k; ++h) {
+      OnlineJob& j = online[i * k + h];
+      j.pred_s = at(i, h).expected_wall_s;
+      j.requested_s = req[rows[i]] > 0 ? req[rows[i]] : 0.0;
+      j.group = at(i, h).group;
+      j.key = keys[i];
+    }
+  return std::make_unique<OnlineTtl>(std::move(calibrator), std::move(online), k, cal.cpu_weighted);
+}
+
+PolicyRun run_jalien_policy(const SimTrace& t, GridTtl policy, const GridOptions& o) {
+  PolicyRun run;
+  run.jobs = grid_jobs(t, policy, o.default_ttl_s);
+  run.config = grid_config(t, policy, o);
+  run.source = model_ttl_source(t, policy, o);
+  run.config.ttl_source = run.source.get();
+  run.result = simulate_jalien(run.jobs, run.config);
+  return run;
+}
+
+double final_calibration_level(const PolicyRun& run) {
+  if (const auto* online = dynamic_cast<const OnlineTtl*>(run.source.get())) return online->calibrator().level();
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
 std::vector<PolicyRow> jalien_policy_rows(const SimTrace& t, const GridOptions& o) {
   std::vector<PolicyRow> rows;
   for (GridTtl p : {GridTtl::Static, GridTtl::Model, GridTtl::Oracle}) {
     if (p == GridTtl::Model && t.predictions.empty()) continue;
     const char* name = p == GridTtl::Static ? "static" : p == GridTtl::Model ? "model" : "oracle";
     std::fprintf(stderr, "simulate: jalien --ttl %s on %zu jobs\n", name, t.rows());
-    rows.push_back({name, simulate_jalien(grid_jobs(t, p, o.default_ttl_s), grid_config(t, p, o)).metrics});
+    rows.push_back({name, run_jalien_policy(t, p, o).result.metrics});
   }
   return rows;
 }

@@ -1,7 +1,9 @@
 #pragma once
 // The broker comparison the pipeline's report ends with: one jalien simulation per TTL
 // policy (static, model, oracle) on the same jobs, slots and seed, as a Markdown table and
-// JSON, with how much of the static-to-oracle gap the model closes.
+// JSON, with how much of the static-to-oracle gap the model closes; and the one run of a
+// policy that `simulate --scheduler jalien` and the table share.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,9 +26,29 @@ struct GridOptions {
   int max_retries = 2;
   double default_ttl_s = 21600;
   std::uint64_t seed = 1;
+  // The model's calibration (sim/online_ttl.hpp): static, rolling, aci, multi-aci, mondrian
+  // or aci-cpu, and the mondrian key.
+  std::string calibration = "static";
+  std::string calibration_key = "user";
 };
 
 GridConfig grid_config(const SimTrace& t, GridTtl policy, const GridOptions& o);
+
+// Where the model's TTLs come from: null when each job's one TTL is fixed in advance (the
+// static calibration on the recorded host, or a policy without the model), else a source
+// answering per host class (when the trace's host classes were found) and, with an online
+// calibration, following the outcomes. Throws Error for --ttl model without predictions.
+std::unique_ptr<TtlSource> model_ttl_source(const SimTrace& t, GridTtl policy, const GridOptions& o);
+
+struct PolicyRun {
+  std::vector<GridJob> jobs;
+  GridConfig config;
+  GridResult result;
+  std::unique_ptr<TtlSource> source;  // as it ended the run (an online calibrator's final level)
+};
+PolicyRun run_jalien_policy(const SimTrace& t, GridTtl policy, const GridOptions& o);
+// The final level of an online calibration's run; NaN for a run without one.
+double final_calibration_level(const PolicyRun& run);
 
 // static, model (when the trace has predictions) and oracle, in that order.
 std::vector<PolicyRow> jalien_policy_rows(const SimTrace& t, const GridOptions& o);
