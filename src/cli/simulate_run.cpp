@@ -30,6 +30,8 @@ sim::GridOptions grid_options(const SimulateCliOptions& o) {
   g.seed = o.seed;
   g.calibration = o.calibration;
   g.calibration_key = o.calibration_key;
+  g.gamma = o.gamma;
+  g.target_scale = o.target_scale;
   return g;
 }
 
@@ -57,6 +59,11 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
                  "rolling, aci, multi-aci, mondrian (serve --calibration's methods) or aci-cpu (aci weighted by CPU time)")
       ->capture_default_str();
   cmd.add_option("--calibration-key", o.calibration_key, "the mondrian calibration's key: a categorical job field")
+      ->capture_default_str();
+  cmd.add_option("--gamma", o.gamma, "aci, aci-cpu, mondrian: learning rate of the level (the service's default)")
+      ->capture_default_str();
+  cmd.add_option("--target-scale", o.target_scale,
+                 "aci, aci-cpu, multi-aci, mondrian: the level follows this fraction of alpha in kills (aci-cpu: in CPU time)")
       ->capture_default_str();
   cmd.add_option("--host-speed", o.host_speed,
                  "jalien: trace (a job runs its recorded wall time on the host the trace recorded) or slot (each pilot "
@@ -131,6 +138,10 @@ nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Pre
     if (o.ttl == "model") {
       j["alpha"] = o.alpha;
       j["calibration"] = o.calibration;
+      if (o.calibration != "static") {
+        j["gamma"] = o.gamma;
+        j["target_scale"] = o.target_scale;
+      }
       const double level = sim::final_calibration_level(run);
       if (!std::isnan(level)) j["calibration_final_level"] = level;
     }

@@ -9,8 +9,8 @@ namespace ttlpred::sim {
 SimCalibration sim_calibration_from_name(std::string_view name) {
   SimCalibration c;
   c.name = std::string(name);
-  if (name == "aci-cpu") {
-    c.method = OnlineMethod::Aci;
+  if (name == "aci-cpu" || name == "mondrian-cpu") {
+    c.method = name == "aci-cpu" ? OnlineMethod::Aci : OnlineMethod::Mondrian;
     c.cpu_weighted = true;
     return c;
   }
@@ -18,15 +18,25 @@ SimCalibration sim_calibration_from_name(std::string_view name) {
     c.method = answering_method_from_name(name);
   } catch (const Error&) {
     throw Error("simulate: unknown --calibration '" + std::string(name) +
-                "' (expected static, rolling, aci, multi-aci, mondrian or aci-cpu)");
+                "' (expected static, rolling, aci, multi-aci, mondrian, aci-cpu or mondrian-cpu)");
   }
   return c;
 }
 
-double CpuTimeWeights::next(double cpu_s) {
-  if (!(cpu_s >= 0) || !std::isfinite(cpu_s)) throw Error("simulate: an outcome's CPU time must be finite and >= 0");
+namespace {
+void check_cost(double cpu_s) {
+  if (!(cpu_s >= 0) || !std::isfinite(cpu_s)) throw Error("simulate: a job's CPU time must be finite and >= 0");
+}
+}  // namespace
+
+void CpuTimeWeights::answered(double cpu_s) {
+  check_cost(cpu_s);
   sum_ += cpu_s;
   ++n_;
+}
+
+double CpuTimeWeights::next(double cpu_s) const {
+  check_cost(cpu_s);
   const double m = mean();
   return m > 0 ? cpu_s / m : 1.0;
 }
@@ -39,10 +49,13 @@ void TableTtl::decide(std::size_t job, double, std::span<double> ttl) {
   for (std::size_t h = 0; h < classes_; ++h) ttl[h] = ttl_[job * classes_ + h];
 }
 
-OnlineTtl::OnlineTtl(OnlineCalibrator calibrator, std::vector<OnlineJob> jobs, std::size_t classes, bool cpu_weighted)
-    : calibrator_(std::move(calibrator)), jobs_(std::move(jobs)), classes_(classes), cpu_weighted_(cpu_weighted) {
-  if (classes_ == 0 || jobs_.size() % classes_ != 0) throw Error("simulate: the online TTLs need one job per host class");
-  pending_.resize(jobs_.size() / classes_);
+OnlineTtl::OnlineTtl(OnlineCalibrator calibrator, std::vector<OnlineJob> jobs, std::vector<int> cores, std::size_t classes,
+                     bool cpu_weighted)
+    : calibrator_(std::move(calibrator)), jobs_(std::move(jobs)), cores_(std::move(cores)), classes_(classes),
+      cpu_weighted_(cpu_weighted) {
+  if (classes_ == 0 || jobs_.size() != cores_.size() * classes_)
+    throw Error("simulate: the online TTLs need one job per host class and the cores of each");
+  pending_.resize(cores_.size());
 }
 
 void OnlineTtl::decide(std::size_t job, double, std::span<double> ttl) {
@@ -52,6 +65,8 @@ void OnlineTtl::decide(std::size_t job, double, std::span<double> ttl) {
     d[h] = calibrator_.decide(jobs_[job * classes_ + h]);
     ttl[h] = d[h].ttl_s;
   }
+  // The expected cost on the first class (the most common host; the recorded one without classes).
+  if (cpu_weighted_) weights_.answered(cores_[job] * jobs_[job * classes_].pred_s);
 }
 
 void OnlineTtl::matched(std::size_t job, std::size_t host_class) {

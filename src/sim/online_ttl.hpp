@@ -7,15 +7,20 @@
 // its TTL + the kill margin (a lower bound of its run time), so it counts as a kill unless
 // that is past its request.
 //
-// `aci-cpu` is aci whose steps are weighted by CPU time, the price of a kill in the broker:
+// `aci-cpu` (and `mondrian-cpu`) is aci (mondrian) whose steps are weighted by CPU time, the
+// price of a kill in the broker:
 //   c_t = cores x seconds the attempt ran (what a kill loses, or what a completed job used)
-//   w_t = c_t / mean(c_1 .. c_t)          (the mean over the outcomes observed so far)
+//   m_t = mean of cores x expected run time over the jobs answered so far (at submission)
+//   w_t = c_t / m_t
 //   a_{t+1} = a_t + gamma * w_t * (target - err_t)
 // At a fixed point the weighted steps cancel: sum_t c_t err_t / sum_t c_t = target, i.e. the
 // CPU time lost to kills is the target share of the CPU time of the answered attempts (the
 // count rule holds the share of jobs killed there instead; the killed jobs are the long
-// ones, so their share of CPU time is larger). The normalisation by the running mean keeps
-// gamma's scale: with equal costs every w_t is 1 and the rule is aci's.
+// ones, so their share of CPU time is larger). The normaliser keeps gamma's scale (with
+// equal costs, equal to their expectation, every w_t is 1 and the rule is aci's); it is the
+// mean over answered jobs, not over outcomes, because outcomes come shortest first: the
+// first hours' outcomes are the short jobs, and a mean over them would make the first kill
+// of a long job weigh hundreds of steps.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -36,11 +41,13 @@ struct SimCalibration {
 };
 SimCalibration sim_calibration_from_name(std::string_view name);
 
-// The running-mean weights of the aci-cpu rule above.
+// The weights of the aci-cpu rule above.
 class CpuTimeWeights {
  public:
-  // The weight of the next outcome, of cost `cpu_s` (>= 0).
-  double next(double cpu_s);
+  // A job answered, of expected cost `cpu_s` (cores x expected run time; >= 0).
+  void answered(double cpu_s);
+  // The weight of the next outcome, of cost `cpu_s` (>= 0): 1 before any expected cost.
+  double next(double cpu_s) const;
   double mean() const { return n_ ? sum_ / static_cast<double>(n_) : 0; }
 
  private:
@@ -62,10 +69,11 @@ class TableTtl final : public TtlSource {
   std::size_t classes_;
 };
 
-// TTLs through an online calibrator, one OnlineJob per (job, class).
+// TTLs through an online calibrator, one OnlineJob per (job, class); `cores` per job.
 class OnlineTtl final : public TtlSource {
  public:
-  OnlineTtl(OnlineCalibrator calibrator, std::vector<OnlineJob> jobs, std::size_t classes, bool cpu_weighted);
+  OnlineTtl(OnlineCalibrator calibrator, std::vector<OnlineJob> jobs, std::vector<int> cores, std::size_t classes,
+            bool cpu_weighted);
   std::size_t classes() const override { return classes_; }
   void decide(std::size_t job, double t, std::span<double> ttl) override;
   void matched(std::size_t job, std::size_t host_class) override;
@@ -75,6 +83,7 @@ class OnlineTtl final : public TtlSource {
  private:
   OnlineCalibrator calibrator_;
   std::vector<OnlineJob> jobs_;
+  std::vector<int> cores_;
   std::size_t classes_;
   bool cpu_weighted_;
   CpuTimeWeights weights_;

@@ -1,5 +1,6 @@
 #include "sim/policy_table.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -46,13 +47,16 @@ std::unique_ptr<TtlSource> model_ttl_source(const SimTrace& t, GridTtl policy, c
     throw Error("simulate: --calibration " + cal.name + " needs a model with a safe-TTL calibration");
   OnlineCalibrationOptions oo;
   oo.method = cal.method;
+  oo.gamma = o.gamma;
+  oo.target_scale = o.target_scale;
   OnlineCalibrator calibrator(predictor.model().safe_ttl, predictor.options().alpha, oo, predictor_bound(predictor.options()));
   const JobTable& jobs = t.split.jobs;
   std::vector<std::size_t> rows(n);
   std::iota(rows.begin(), rows.end(), t.first_row);
   const auto keys = key_codes(jobs, rows, o.calibration_key);
-  const auto req = jobs.num(Field::RequestedTtl);
+  const auto req = jobs.num(Field::RequestedTtl), cores = jobs.num(Field::CpuCores);
   std::vector<OnlineJob> online(n * k);
+  std::vector<int> job_cores(n);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t h = 0; h < k; ++h) {
       OnlineJob& j = online[i * k + h];
@@ -61,7 +65,9 @@ std::unique_ptr<TtlSource> model_ttl_source(const SimTrace& t, GridTtl policy, c
       j.group = at(i, h).group;
       j.key = keys[i];
     }
-  return std::make_unique<OnlineTtl>(std::move(calibrator), std::move(online), k, cal.cpu_weighted);
+  // The cores grid_jobs gives each job.
+  for (std::size_t i = 0; i < n; ++i) job_cores[i] = static_cast<int>(std::max(1.0, std::isnan(cores[rows[i]]) ? 1.0 : cores[rows[i]]));
+  return std::make_unique<OnlineTtl>(std::move(calibrator), std::move(online), std::move(job_cores), k, cal.cpu_weighted);
 }
 
 PolicyRun run_jalien_policy(const SimTrace& t, GridTtl policy, const GridOptions& o) {

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/online_calibration.hpp"
 #include "sim/jalien_broker.hpp"
 #include "sim/sim_input.hpp"
 
@@ -30,6 +31,9 @@ struct GridOptions {
   // or aci-cpu, and the mondrian key.
   std::string calibration = "static";
   std::string calibration_key = "user";
+  // Learning rate and target share of alpha of the ACI levels (the service's defaults).
+  double gamma = ttlpred::OnlineCalibrationOptions{}.gamma;
+  double target_scale = ttlpred::OnlineCalibrationOptions{}.target_scale;
 };
 
 GridConfig grid_config(const SimTrace& t, GridTtl policy, const GridOptions& o);

@@ -32,26 +32,29 @@ std::vector<OnlineJob> jobs(std::size_t n) {
   return v;
 }
 
-// The weights are each outcome's CPU time over the mean so far: 50 -> 50/50, 1000 -> 1000/525,
-// 50 -> 50/366.67.
-TEST(OnlineTtl, CpuTimeWeightsAreTheCostOverTheRunningMean) {
+// The weights are each outcome's CPU time over the mean expected CPU time (cores x expected
+// run time) of the jobs answered so far: 1 before any job was answered.
+TEST(OnlineTtl, CpuTimeWeightsAreTheCostOverTheMeanExpectedCost) {
   CpuTimeWeights w;
   EXPECT_DOUBLE_EQ(w.next(50), 1.0);
-  EXPECT_DOUBLE_EQ(w.next(1000), 1000.0 / 525.0);
-  EXPECT_DOUBLE_EQ(w.next(50), 50.0 / (1100.0 / 3));
-  EXPECT_DOUBLE_EQ(w.mean(), 1100.0 / 3);
+  w.answered(100);
+  w.answered(300);
+  EXPECT_DOUBLE_EQ(w.mean(), 200);
+  EXPECT_DOUBLE_EQ(w.next(50), 0.25);
+  EXPECT_DOUBLE_EQ(w.next(1000), 5.0);
   EXPECT_THROW(w.next(-1), Error);
+  EXPECT_THROW(w.answered(NAN), Error);
 }
 
-// Three outcomes at alpha 0.1, gamma 0.01 (target 0.1): a 50 s job, a 1000 s job its TTL
-// killed, a 50 s job. Count rule: 0.1 + 0.001 - 0.009 + 0.001 = 0.093. CPU-time rule:
-// 0.1 + 0.01 * 1 * 0.1 = 0.101; + 0.01 * (1000/525) * (0.1 - 1) = 0.0838571; + 0.01 *
-// (50/366.67) * 0.1 = 0.0839935. The killed long job weighs 1.9 kills, the short ones little,
-// so the level (and the TTLs) tighten less after short jobs: the next TTL is at rank
-// ceil(101 * 0.916) = 93 (100 e^0.92) where the count rule's is at rank 92 (100 e^0.91).
+// Three outcomes at alpha 0.1, gamma 0.01 (target 0.1) of jobs expected at 100 s on 1 core
+// (mean expected cost 100): a 50 s job, a 1000 s job its TTL (100 e^0.90 = 246 s) killed, a
+// 50 s job. Count rule: 0.1 + 0.001 - 0.009 + 0.001 = 0.093, and the next TTL is at rank
+// ceil(101 * 0.907) = 92 (100 e^0.91). CPU-time rule (weights 0.5, 10, 0.5): 0.1 + 0.0005 -
+// 0.09 + 0.0005 = 0.011: the killed job ran ten times its expected cost and weighs ten kills,
+// so the TTLs loosen to rank ceil(101 * 0.989) = 100 (100 e^0.99).
 TEST(OnlineTtl, AciCpuWeighsEachStepByCpuTime) {
   for (const bool weighted : {false, true}) {
-    OnlineTtl src(OnlineCalibrator(test::hundred_residuals(), 0.1, aci(0.01)), jobs(4), 1, weighted);
+    OnlineTtl src(OnlineCalibrator(test::hundred_residuals(), 0.1, aci(0.01)), jobs(4), {1, 1, 1, 1}, 1, weighted);
     double ttl = 0;
     src.decide(0, 0, std::span<double>(&ttl, 1));
     EXPECT_NEAR(ttl, 100 * std::exp(0.90), 1e-3);
@@ -67,8 +70,8 @@ TEST(OnlineTtl, AciCpuWeighsEachStepByCpuTime) {
     EXPECT_EQ(src.calibrator().kills(), 1u);
     src.decide(3, 1200, std::span<double>(&ttl, 1));
     if (weighted) {
-      EXPECT_NEAR(src.calibrator().level(), 0.1 + 0.001 - 0.009 * 1000 / 525 + 0.001 * 50 / (1100.0 / 3), 1e-12);
-      EXPECT_NEAR(ttl, 100 * std::exp(0.92), 1e-3);
+      EXPECT_NEAR(src.calibrator().level(), 0.011, 1e-12);
+      EXPECT_NEAR(ttl, 100 * std::exp(0.99), 1e-3);
     } else {
       EXPECT_NEAR(src.calibrator().level(), 0.093, 1e-12);
       EXPECT_NEAR(ttl, 100 * std::exp(0.91), 1e-3);
@@ -77,22 +80,22 @@ TEST(OnlineTtl, AciCpuWeighsEachStepByCpuTime) {
 }
 
 // The cost is cores x seconds: an 8-core job killed after 300 s weighs as a 1-core job killed
-// after 2400 s (mean cost (50 + 2400) / 2 = 1225).
+// after 2400 s. Both sources answered a 1-core and an 8-core job expected at 100 s: mean
+// expected cost (100 + 800) / 2 = 450.
 TEST(OnlineTtl, CostIsCoresTimesRunTime) {
-  OnlineTtl a(OnlineCalibrator(test::hundred_residuals(), 0.1, aci(0.01)), jobs(2), 1, true);
-  OnlineTtl b(OnlineCalibrator(test::hundred_residuals(), 0.1, aci(0.01)), jobs(2), 1, true);
+  OnlineTtl a(OnlineCalibrator(test::hundred_residuals(), 0.1, aci(0.01)), jobs(2), {1, 8}, 1, true);
+  OnlineTtl b(OnlineCalibrator(test::hundred_residuals(), 0.1, aci(0.01)), jobs(2), {1, 8}, 1, true);
   double ttl = 0;
   for (OnlineTtl* s : {&a, &b}) {
     s->decide(0, 0, std::span<double>(&ttl, 1));
     s->matched(0, 0);
-    s->ended(0, 50, 50, 1, false);
     s->decide(1, 0, std::span<double>(&ttl, 1));
     s->matched(1, 0);
   }
   a.ended(1, 2400, 2400, 1, true);
   b.ended(1, 300, 300, 8, true);
   EXPECT_DOUBLE_EQ(a.calibrator().level(), b.calibrator().level());
-  EXPECT_NEAR(a.calibrator().level(), 0.101 + 0.01 * (2400 / 1225.0) * (0.1 - 1), 1e-12);
+  EXPECT_NEAR(a.calibrator().level(), 0.1 + 0.01 * (2400 / 450.0) * (0.1 - 1), 1e-12);
 }
 
 // Per host class, the decision of the class the job ran on is the one observed: class 1's TTL
@@ -101,7 +104,7 @@ TEST(OnlineTtl, ObservesTheDecisionOfTheHostClassItRanOn) {
   std::vector<OnlineJob> js(2);
   js[0].pred_s = 100;
   js[1].pred_s = 200;
-  OnlineTtl src(OnlineCalibrator(test::hundred_residuals(), 0.1, aci(0.01)), js, 2, false);
+  OnlineTtl src(OnlineCalibrator(test::hundred_residuals(), 0.1, aci(0.01)), js, {1}, 2, false);
   double ttl[2];
   src.decide(0, 0, ttl);
   EXPECT_NEAR(ttl[0], 100 * std::exp(0.90), 1e-3);
@@ -120,6 +123,8 @@ TEST(OnlineTtl, CalibrationNames) {
   EXPECT_EQ(c.method, OnlineMethod::Aci);
   EXPECT_TRUE(c.cpu_weighted);
   EXPECT_FALSE(sim_calibration_from_name("aci").cpu_weighted);
+  EXPECT_EQ(sim_calibration_from_name("mondrian-cpu").method, OnlineMethod::Mondrian);
+  EXPECT_TRUE(sim_calibration_from_name("mondrian-cpu").cpu_weighted);
   EXPECT_THROW(sim_calibration_from_name("aci-history"), Error);
   EXPECT_THROW(sim_calibration_from_name("fast"), Error);
 }
