@@ -263,8 +263,10 @@ void run_pipeline(const PipelineOptions& o) {
   po.alpha = o.alpha;
   const Predictor predictor(model, po, model_path);
   const sim::SimTrace st = sim::prepare_trace(load_trace(trace, true), o.split, &predictor);
-  const auto sim_rows = sim::jalien_policy_rows(st, sim::GridOptions{});
-  const std::string sim_md = "\n## Simulation: the JAliEn broker on the scored jobs\n\n" + sim::policy_table_markdown(sim_rows);
+  const sim::GridOptions grid;
+  const auto sim_rows = sim::jalien_policy_rows(st, grid);
+  const std::string sim_md = "\n## Simulation: the JAliEn broker on the scored jobs\n\n" +
+                             sim::policy_table_caption(o.alpha, grid) + sim::policy_table_markdown(sim_rows);
   const std::string md_all = md + sim_md;
   j["simulation"] = sim::policy_table_json(sim_rows);
   const std::string js_all = j.dump(2);

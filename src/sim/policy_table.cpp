@@ -129,6 +129,22 @@ std::string policy_table_markdown(const std::vector<PolicyRow>& rows) {
   return md;
 }
 
+std::string policy_table_caption(double alpha, const GridOptions& o) {
+  char line[512];
+  if (sim_calibration_from_name(o.calibration).method == OnlineMethod::Static) {
+    std::snprintf(line, sizeof line,
+                  "Model TTLs: the safe TTL at alpha %g through the model's static calibration, what `serve` answers by "
+                  "default (`simulate --calibration static`; online calibrations: docs/SIMULATION.md).\n\n",
+                  alpha);
+  } else {
+    std::snprintf(line, sizeof line,
+                  "Model TTLs: the safe TTL at alpha %g through the `%s` online calibration (gamma %g, target %g alpha), "
+                  "fed by the simulated job ends (`simulate --calibration %s`).\n\n",
+                  alpha, o.calibration.c_str(), o.gamma, o.target_scale, o.calibration.c_str());
+  }
+  return line;
+}
+
 nlohmann::json policy_table_json(const std::vector<PolicyRow>& rows) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& r : rows) {

@@ -61,6 +61,9 @@ std::vector<PolicyRow> jalien_policy_rows(const SimTrace& t, const GridOptions& 
 double gap_closed(double static_value, double model_value, double oracle_value);
 
 std::string policy_table_markdown(const std::vector<PolicyRow>& rows);
+// The sentence above the table that says how the model's TTLs were answered: the level
+// `alpha` and the calibration of `o` (static: the model's own, what `serve` answers by default).
+std::string policy_table_caption(double alpha, const GridOptions& o);
 nlohmann::json policy_table_json(const std::vector<PolicyRow>& rows);
 
 }  // namespace ttlpred::sim
