@@ -30,7 +30,7 @@ struct GridJob {
   double submit = 0;
   double work = 0;   // run time on a host of speed 1 (s): trace wall time x the trace host's speed
   int cores = 1;
-  double ttl = 0;    // the TTL the policy gives the job (ignored by the oracle)
+  double ttl = 0;    // the TTL the policy gives the job (ignored by the oracle and under a TtlSource)
   double retry_ttl = 0;  // the TTL of a resubmission after a kill (<= 0: ttl again)
 };
 

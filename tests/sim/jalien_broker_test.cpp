@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sim/jalien_broker.hpp"
@@ -218,13 +220,10 @@ TEST(JalienBroker, AJobOnASlowerHostRunsLongerUnderThatHostsTtl) {
   c.ttl_source = &src;
   const GridResult r = simulate_jalien({job(1, 0, 1000, 0)}, c);
   const GridJobOutcome& o = r.outcomes[0];
-  EXPECT_EQ(o.status, GridStatus::Done);
-  EXPECT_DOUBLE_EQ(o.host_speed, 0.5);
-  EXPECT_DOUBLE_EQ(o.first_ttl_s, 2500);
-  EXPECT_DOUBLE_EQ(o.start, 0);
-  EXPECT_DOUBLE_EQ(o.end, 2000);
-  EXPECT_EQ(r.metrics.kills, 0u);
-  EXPECT_EQ(r.metrics.matches_rejected_for_ttl, 1u);
+  // (status, host speed, TTL, start, end): every value exact in binary.
+  EXPECT_EQ(std::make_tuple(o.status, o.host_speed, o.first_ttl_s, o.start, o.end),
+            std::make_tuple(GridStatus::Done, 0.5, 2500.0, 0.0, 2000.0));
+  EXPECT_EQ(std::make_pair(r.metrics.kills, r.metrics.matches_rejected_for_ttl), std::make_pair(std::size_t{0}, std::size_t{1}));
   EXPECT_DOUBLE_EQ(r.metrics.wasted_core_hours_ttl, 8 * 2000.0 / 3600);
   // On the slow host with the fast host's TTL it is killed at 1500 + 300.
   TableTtl fast({1500, 1500}, 2);

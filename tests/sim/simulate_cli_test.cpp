@@ -26,6 +26,13 @@ std::size_t count_lines(const std::string& path) {
   return n;
 }
 
+// `generate --jobs N --seed S` into dir/t.csv; the program's exit status.
+int generate_trace(const std::string& dir, int jobs, int seed, std::string* out) {
+  return test::run_cli("generate --jobs " + std::to_string(jobs) + " --seed " + std::to_string(seed) + " --out '" + dir +
+                           "/t.csv'",
+                       out);
+}
+
 #define REQUIRE_CLI(rc, out)                                                  \
   if ((rc) == 127) GTEST_SKIP() << "build the ttlpred target to run this test"
 
@@ -60,12 +67,20 @@ TEST(SimulateCli, WritesTheScheduleAndTimeSeries) {
   EXPECT_GT(j["corrections"].get<int>(), 0);
 }
 
-TEST(SimulateCli, BrokerRunsOnAGeneratedTrace) {
-  const std::string dir = test::temp_dir();
-  std::string out;
-  int rc = test::run_cli("generate --jobs 3000 --seed 3 --out '" + dir + "/t.csv'", &out);
-  REQUIRE_CLI(rc, out);
-  ASSERT_EQ(rc, 0) << out;
+// A generated 3000-job trace in dir/t.csv, for the broker tests.
+class SimulateCliOnTrace : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = test::temp_dir();
+    const int rc = generate_trace(dir, 3000, 3, &out);
+    if (rc == 127) GTEST_SKIP() << "build the ttlpred target to run this test";
+    ASSERT_EQ(rc, 0) << out;
+  }
+  std::string dir, out;
+};
+
+TEST_F(SimulateCliOnTrace, BrokerRunsOnAGeneratedTrace) {
+  int rc = 0;
   for (const char* policy : {"static", "oracle"}) {
     rc = test::run_cli(std::string("simulate --data '") + dir + "/t.csv' --scheduler jalien --ttl " + policy + " --json", &out);
     ASSERT_EQ(rc, 0) << out;
@@ -85,12 +100,8 @@ TEST(SimulateCli, BrokerRunsOnAGeneratedTrace) {
 // The model's TTLs through an online calibration fed by the simulated job ends, and per host
 // class with the slot's own host: every job still ends once, the JSON names the settings, and
 // the host classes are the generated trace's CPU models.
-TEST(SimulateCli, BrokerWithOnlineCalibrationAndSlotHosts) {
-  const std::string dir = test::temp_dir();
-  std::string out;
-  int rc = test::run_cli("generate --jobs 3000 --seed 3 --out '" + dir + "/t.csv'", &out);
-  REQUIRE_CLI(rc, out);
-  ASSERT_EQ(rc, 0) << out;
+TEST_F(SimulateCliOnTrace, BrokerWithOnlineCalibrationAndSlotHosts) {
+  int rc = 0;
   ASSERT_EQ(test::run_cli("train --data '" + dir + "/t.csv' --split 0.8 --hidden 16,16 --epochs 2 --threads 1 --quiet --out '" +
                               dir + "/t.ttlp'", &out), 0) << out;
   const std::string base = "simulate --data '" + dir + "/t.csv' --scheduler jalien --model '" + dir + "/t.ttlp' --json ";
@@ -140,7 +151,7 @@ TEST(SimulateCli, BrokerWithOnlineCalibrationAndSlotHosts) {
 TEST(SimulateCli, OutWritesTheReportPageOfTheHourlySeries) {
   const std::string dir = test::temp_dir();
   std::string out;
-  int rc = test::run_cli("generate --jobs 2000 --seed 4 --out '" + dir + "/t.csv'", &out);
+  int rc = generate_trace(dir, 2000, 4, &out);
   REQUIRE_CLI(rc, out);
   ASSERT_EQ(rc, 0) << out;
   rc = test::run_cli("simulate --data '" + dir + "/t.csv' --scheduler jalien --ttl static --out '" + dir + "/sim'", &out);
