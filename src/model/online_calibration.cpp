@@ -126,9 +126,9 @@ void OnlineCalibrator::observe(const OnlineDecision& d, double wall_s, double we
   switch (options_.method) {
     case OnlineMethod::Static: break;
     case OnlineMethod::Aci:
-    case OnlineMethod::AciHistory: global_level_ += weight * options_.gamma * (target - err); break;
+    case OnlineMethod::AciHistory: step_global_level(weight * options_.gamma * (target - err)); break;
     case OnlineMethod::Mondrian: {
-      global_level_ += weight * options_.gamma * (target - err);
+      step_global_level(weight * options_.gamma * (target - err));
       KeyState& k = keys_[d.job.key];
       k.offset += weight * options_.group_gamma * (target - err);
       ++k.n;
@@ -158,6 +158,11 @@ void OnlineCalibrator::observe(const OnlineDecision& d, double wall_s, double we
       break;
     }
   }
+}
+
+void OnlineCalibrator::step_global_level(double step) {
+  if (options_.log_level) global_level_ *= std::exp(step);
+  else global_level_ += step;
 }
 
 void OnlineCalibrator::rebase(SafeTtlCalibration c) {

@@ -64,6 +64,12 @@ struct OnlineCalibrationOptions {
   // within the promise.
   double target_scale = 0.75;
   double gamma = 0.002;                        // aci and mondrian (global) learning rate
+  // aci, aci-history, mondrian (global): step log(level) instead of the level,
+  //   a_{t+1} = a_t * exp(gamma * (target - err_t)),
+  // the same fixed point, but a burst of k kills scales the level by exp(-gamma k) instead
+  // of moving it by -gamma k: it stays positive and among the calibrated levels, which span
+  // orders of magnitude (0.1 % to 10 %), where an additive step falls below them all.
+  bool log_level = false;
   std::vector<double> gammas = {0.0005, 0.001, 0.002, 0.005, 0.01};  // multi-aci experts
   double eta = 20.0;                           // multi-aci: weight per unit of mean pinball loss
   double mix = 0.01;                           // multi-aci: share of the uniform in the weights
@@ -144,6 +150,7 @@ class OnlineCalibrator {
 
  private:
   double raw_ttl(const OnlineJob& job, double level) const;
+  void step_global_level(double step);
   void refit();
 
   SafeTtlCalibration calibration_;

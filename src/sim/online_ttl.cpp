@@ -9,6 +9,16 @@ namespace ttlpred::sim {
 SimCalibration sim_calibration_from_name(std::string_view name) {
   SimCalibration c;
   c.name = std::string(name);
+  constexpr std::string_view kLog = "-log";
+  if (name.size() > kLog.size() && name.substr(name.size() - kLog.size()) == kLog) {
+    const std::string_view base = name.substr(0, name.size() - kLog.size());
+    if (base == "aci" || base == "mondrian" || base == "aci-cpu" || base == "mondrian-cpu") {
+      c = sim_calibration_from_name(base);
+      c.name = std::string(name);
+      c.log_level = true;
+      return c;
+    }
+  }
   if (name == "aci-cpu" || name == "mondrian-cpu") {
     c.method = name == "aci-cpu" ? OnlineMethod::Aci : OnlineMethod::Mondrian;
     c.cpu_weighted = true;
@@ -18,7 +28,8 @@ SimCalibration sim_calibration_from_name(std::string_view name) {
     c.method = answering_method_from_name(name);
   } catch (const Error&) {
     throw Error("simulate: unknown --calibration '" + std::string(name) +
-                "' (expected static, rolling, aci, multi-aci, mondrian, aci-cpu or mondrian-cpu)");
+                "' (expected static, rolling, aci, multi-aci, mondrian, aci-cpu, mondrian-cpu, or aci, mondrian, aci-cpu, "
+                "mondrian-cpu with -log)");
   }
   return c;
 }

@@ -33,10 +33,13 @@
 namespace ttlpred::sim {
 
 // What `simulate --calibration` names: a method of model/online_calibration.hpp (static,
-// rolling, aci, multi-aci, mondrian) or aci-cpu. Throws Error naming the accepted names.
+// rolling, aci, multi-aci, mondrian), aci-cpu or mondrian-cpu, and aci, mondrian, aci-cpu,
+// mondrian-cpu with a "-log" suffix (the level stepped in log space). Throws Error naming
+// the accepted names.
 struct SimCalibration {
   OnlineMethod method = OnlineMethod::Static;
   bool cpu_weighted = false;
+  bool log_level = false;  // a "-log" suffix: OnlineCalibrationOptions::log_level
   std::string name = "static";
 };
 SimCalibration sim_calibration_from_name(std::string_view name);

@@ -116,6 +116,35 @@ TEST(OnlineTtl, ObservesTheDecisionOfTheHostClassItRanOn) {
   EXPECT_THROW(src.ended(0, 400, 1, 1, false), Error);  // one outcome per answered attempt
 }
 
+// With log_level the level is scaled, not moved: at gamma 0.01 and target 0.1 a finished job
+// multiplies it by e^0.001 and a kill by e^-0.009, so 50 s, a killed 1000 s, 50 s take 0.1 to
+// 0.1 e^-0.007; and 200 kills in a row leave 0.1 e^-1.8 (0.0165, still a calibrated level)
+// where the additive rule would fall to 0.1 - 1.8 (below every level: the request).
+TEST(OnlineTtl, LogLevelStepsScaleTheLevel) {
+  OnlineCalibrationOptions o = aci(0.01);
+  o.log_level = true;
+  OnlineTtl src(OnlineCalibrator(test::hundred_residuals(), 0.1, o), jobs(203), std::vector<int>(203, 1), 1, false);
+  double ttl = 0;
+  const double ran[] = {50, 1000, 50};
+  for (std::size_t i = 0; i < 3; ++i) {
+    src.decide(i, 0, std::span<double>(&ttl, 1));
+    src.matched(i, 0);
+    src.ended(i, ran[i], ran[i], 1, ran[i] > ttl);
+  }
+  EXPECT_NEAR(src.calibrator().level(), 0.1 * std::exp(-0.007), 1e-12);
+  OnlineCalibrationOptions plain = aci(0.01);
+  OnlineTtl add(OnlineCalibrator(test::hundred_residuals(), 0.1, plain), jobs(200), std::vector<int>(200, 1), 1, false);
+  OnlineTtl mul(OnlineCalibrator(test::hundred_residuals(), 0.1, o), jobs(200), std::vector<int>(200, 1), 1, false);
+  for (std::size_t i = 0; i < 200; ++i)
+    for (OnlineTtl* s : {&add, &mul}) {
+      s->decide(i, 0, std::span<double>(&ttl, 1));
+      s->matched(i, 0);
+      s->ended(i, 1e6, 1e6, 1, true);
+    }
+  EXPECT_NEAR(add.calibrator().level(), 0.1 - 200 * 0.009, 1e-9);
+  EXPECT_NEAR(mul.calibrator().level(), 0.1 * std::exp(-1.8), 1e-12);
+}
+
 TEST(OnlineTtl, CalibrationNames) {
   EXPECT_EQ(sim_calibration_from_name("static").method, OnlineMethod::Static);
   EXPECT_EQ(sim_calibration_from_name("mondrian").method, OnlineMethod::Mondrian);
@@ -126,6 +155,11 @@ TEST(OnlineTtl, CalibrationNames) {
   EXPECT_EQ(sim_calibration_from_name("mondrian-cpu").method, OnlineMethod::Mondrian);
   EXPECT_TRUE(sim_calibration_from_name("mondrian-cpu").cpu_weighted);
   EXPECT_THROW(sim_calibration_from_name("aci-history"), Error);
+  const SimCalibration l = sim_calibration_from_name("aci-cpu-log");
+  EXPECT_TRUE(l.log_level && l.cpu_weighted && l.method == OnlineMethod::Aci && l.name == "aci-cpu-log");
+  EXPECT_TRUE(sim_calibration_from_name("mondrian-log").log_level);
+  EXPECT_FALSE(sim_calibration_from_name("mondrian").log_level);
+  EXPECT_THROW(sim_calibration_from_name("rolling-log"), Error);
   EXPECT_THROW(sim_calibration_from_name("fast"), Error);
 }
 
