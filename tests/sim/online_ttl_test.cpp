@@ -145,6 +145,19 @@ TEST(OnlineTtl, LogLevelStepsScaleTheLevel) {
   EXPECT_NEAR(mul.calibrator().level(), 0.1 * std::exp(-1.8), 1e-12);
 }
 
+// The calibrator refuses a weight that is negative or not finite; weight 1 is the count rule.
+TEST(OnlineTtl, ObserveWeightIsChecked) {
+  OnlineCalibrator c(test::hundred_residuals(), 0.1, aci(0.01));
+  const OnlineDecision d = c.decide(jobs(1)[0]);
+  EXPECT_THROW(c.observe(d, 50, -1), Error);
+  EXPECT_THROW(c.observe(d, 50, INFINITY), Error);
+  c.observe(d, 50, 1.0);
+  EXPECT_NEAR(c.level(), 0.101, 1e-12);
+  c.observe(d, 50, 0.0);  // weight 0: counted, no step
+  EXPECT_NEAR(c.level(), 0.101, 1e-12);
+  EXPECT_EQ(c.outcomes(), 2u);
+}
+
 TEST(OnlineTtl, CalibrationNames) {
   EXPECT_EQ(sim_calibration_from_name("static").method, OnlineMethod::Static);
   EXPECT_EQ(sim_calibration_from_name("mondrian").method, OnlineMethod::Mondrian);
