@@ -256,15 +256,19 @@ void run_pipeline(const PipelineOptions& o) {
   std::printf("\n%s\nwrote %s/report.md and %s/report.json\n", md.c_str(), o.out.c_str(), o.out.c_str());
 
   // What the TTLs buy: the broker simulated on the scored jobs with each TTL policy
-  // (docs/SIMULATION.md); the same numbers as `ttlpred simulate --scheduler jalien`.
+  // (docs/SIMULATION.md); the same numbers as `ttlpred simulate --scheduler jalien`. The
+  // model's TTLs twice: through the static calibration `serve` answers with by default, and
+  // through the online calibration the simulator recommends for a broker.
   step(7, steps, "simulate the JAliEn broker with static, model and oracle TTLs");
   PredictorOptions po;
   po.variant = model_made_for(model);
   po.alpha = o.alpha;
   const Predictor predictor(model, po, model_path);
   const sim::SimTrace st = sim::prepare_trace(load_trace(trace, true), o.split, &predictor);
-  const auto sim_rows = sim::jalien_policy_rows(st, sim::GridOptions{});
-  const std::string sim_md = "\n## Simulation: the JAliEn broker on the scored jobs\n\n" + sim::policy_table_markdown(sim_rows);
+  const sim::GridOptions grid, online = sim::recommended_online_options();
+  const auto sim_rows = sim::jalien_policy_rows(st, grid, {online});
+  const std::string sim_md = "\n## Simulation: the JAliEn broker on the scored jobs\n\n" +
+                             sim::policy_table_caption(o.alpha, {grid, online}) + sim::policy_table_markdown(sim_rows);
   const std::string md_all = md + sim_md;
   j["simulation"] = sim::policy_table_json(sim_rows);
   const std::string js_all = j.dump(2);

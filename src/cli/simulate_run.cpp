@@ -1,10 +1,12 @@
 #include "cli/simulate_run.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include "engine/variant.hpp"
 #include "cli/simulate_figures.hpp"
+#include "sim/online_ttl.hpp"
 #include "sim/policy_table.hpp"
 #include "sim/sim_input.hpp"
 #include "sim/sim_output.hpp"
@@ -26,6 +28,10 @@ sim::GridOptions grid_options(const SimulateCliOptions& o) {
   g.max_retries = o.max_retries;
   g.default_ttl_s = o.default_ttl;
   g.seed = o.seed;
+  g.calibration = o.calibration;
+  g.calibration_key = o.calibration_key;
+  g.gamma = o.gamma;
+  g.target_scale = o.target_scale;
   return g;
 }
 
@@ -48,6 +54,23 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
   cmd.add_option("--variant", o.variant, "engine variant (" + engine::variant_names_list() + "), or auto")->capture_default_str();
   cmd.add_option("--isa", o.isa, "pin an instruction set");
   cmd.add_option("--alpha", o.alpha, "target kill rate of the safe TTL")->capture_default_str();
+  cmd.add_option("--calibration", o.calibration,
+                 "jalien, --ttl model: the safe TTL's calibration, following the outcomes as jobs end: static (the model's), "
+                 "rolling, aci, multi-aci, mondrian (serve --calibration's methods), aci-cpu, mondrian-cpu (steps weighted by "
+                 "CPU time), or aci, mondrian, aci-cpu, mondrian-cpu with -log (the level stepped in log space)")
+      ->capture_default_str();
+  cmd.add_option("--calibration-key", o.calibration_key, "the mondrian calibration's key: a categorical job field")
+      ->capture_default_str();
+  cmd.add_option("--gamma", o.gamma, "aci, aci-cpu, mondrian: learning rate of the level (the service's default)")
+      ->capture_default_str();
+  cmd.add_option("--target-scale", o.target_scale,
+                 "aci, aci-cpu, multi-aci, mondrian: the level follows this fraction of alpha in kills (aci-cpu: in CPU time)")
+      ->capture_default_str();
+  cmd.add_option("--host-speed", o.host_speed,
+                 "jalien: trace (a job runs its recorded wall time on the host the trace recorded) or slot (each pilot "
+                 "slot has a host of one of the trace's CPU models; the job runs its work at that host's speed and the "
+                 "model is asked for it on that host)")
+      ->capture_default_str();
   add_bound_options(cmd, o.bounds);
   cmd.add_option("--out", o.out,
                  "write DIR/schedule.csv (per job), DIR/timeseries.csv (per hour) and DIR/report.html (the hourly series drawn)");
@@ -63,6 +86,12 @@ std::optional<Predictor> load_simulate_model(const SimulateCliOptions& o) {
     throw Error("simulate: --ttl " + o.ttl + " does not apply to --scheduler " + o.scheduler +
                 (grid ? " (jalien takes static, model, oracle)" : " (fcfs, easy, easy++ take request, last2, model, oracle)"));
   if (o.ttl == "model" && o.model.empty()) throw Error("simulate: --ttl model needs --model");
+  if (o.host_speed != "trace" && o.host_speed != "slot")
+    throw Error("simulate: --host-speed must be trace or slot, got '" + o.host_speed + "'");
+  if (o.host_speed == "slot" && !grid) throw Error("simulate: --host-speed slot applies to --scheduler jalien");
+  const sim::SimCalibration cal = sim::sim_calibration_from_name(o.calibration);
+  if (cal.method != OnlineMethod::Static && !(grid && o.ttl == "model"))
+    throw Error("simulate: --calibration " + o.calibration + " applies to --scheduler jalien --ttl model");
   std::optional<Predictor> predictor;
   if (!o.model.empty()) predictor.emplace(Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds)));
   return predictor;
@@ -82,7 +111,8 @@ nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Pre
   if (o.ttl == "model" && o.split < predictor->model().provenance.split)
     say("simulate: WARNING: --split %.2f is below the model's training split %.2f: on its own training trace, the "
         "simulated jobs include jobs the model learned from", o.split, predictor->model().provenance.split);
-  const sim::SimTrace st = sim::prepare_trace(std::move(input.trace), o.split, o.ttl == "model" ? &*predictor : nullptr);
+  const sim::SimTrace st = sim::prepare_trace(std::move(input.trace), o.split, o.ttl == "model" ? &*predictor : nullptr,
+                                              o.host_speed == "slot");
   say("simulate: %zu jobs after the %.2f split%s (%.1f s)", st.rows(), o.split, o.ttl == "model" ? ", predicted" : "",
       seconds_since(t0));
 
@@ -95,18 +125,30 @@ nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Pre
   std::vector<sim::HourSample> hours;
   if (grid) {
     const auto policy = o.ttl == "static" ? sim::GridTtl::Static : o.ttl == "model" ? sim::GridTtl::Model : sim::GridTtl::Oracle;
-    const auto jobs = sim::grid_jobs(st, policy, o.default_ttl);
-    const sim::GridConfig cfg = sim::grid_config(st, policy, grid_options(o));
+    if (!st.hosts.empty()) say("simulate: %zu host classes (cpu_model)", st.hosts.classes.size());
+    sim::PolicyRun run = sim::run_jalien_policy(st, policy, grid_options(o));
+    const sim::GridConfig& cfg = run.config;
     double cores = 0;
     for (const auto& s : cfg.slots) cores += s.cores;
     say("simulate: %zu pilot slots, %.0f cores (load %.2f)", cfg.slots.size(), cores, o.load);
-    sim::GridResult r = sim::simulate_jalien(jobs, cfg);
     j["slots"] = cfg.slots.size();
     j["cores"] = cores;
     j["seed"] = o.seed;
-    j.update(sim::metrics_json(r.metrics));
-    if (!o.out.empty()) sim::write_grid_outputs(o.out, jobs, r);
-    hours = std::move(r.hours);
+    j["host_speed"] = o.host_speed;
+    if (!st.hosts.empty()) j["host_classes"] = st.hosts.classes.size();
+    if (o.ttl == "model") {
+      j["alpha"] = o.alpha;
+      j["calibration"] = o.calibration;
+      if (o.calibration != "static") {
+        j["gamma"] = o.gamma;
+        j["target_scale"] = o.target_scale;
+      }
+      const double level = sim::final_calibration_level(run);
+      if (!std::isnan(level)) j["calibration_final_level"] = level;
+    }
+    j.update(sim::metrics_json(run.result.metrics));
+    if (!o.out.empty()) sim::write_grid_outputs(o.out, run.jobs, run.result);
+    hours = std::move(run.result.hours);
   } else {
     int procs = o.procs;
     if (procs <= 0 && input.format == "swf" && !input.swf_header.empty())

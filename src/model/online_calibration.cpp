@@ -115,7 +115,9 @@ OnlineDecision OnlineCalibrator::decide(const OnlineJob& job) const {
   return d;
 }
 
-void OnlineCalibrator::observe(const OnlineDecision& d, double wall_s) {
+void OnlineCalibrator::observe(const OnlineDecision& d, double wall_s, double weight) {
+  if (!(weight >= 0) || !std::isfinite(weight))
+    throw Error("online calibration: an outcome's weight must be finite and >= 0, got " + std::to_string(weight));
   const double req = d.job.requested_s;
   const int err = killed_by(wall_s, d.ttl_s, req);
   ++outcomes_;
@@ -124,11 +126,11 @@ void OnlineCalibrator::observe(const OnlineDecision& d, double wall_s) {
   switch (options_.method) {
     case OnlineMethod::Static: break;
     case OnlineMethod::Aci:
-    case OnlineMethod::AciHistory: global_level_ += options_.gamma * (target - err); break;
+    case OnlineMethod::AciHistory: step_global_level(weight * options_.gamma * (target - err)); break;
     case OnlineMethod::Mondrian: {
-      global_level_ += options_.gamma * (target - err);
+      step_global_level(weight * options_.gamma * (target - err));
       KeyState& k = keys_[d.job.key];
-      k.offset += options_.group_gamma * (target - err);
+      k.offset += weight * options_.group_gamma * (target - err);
       ++k.n;
       break;
     }
@@ -139,7 +141,7 @@ void OnlineCalibrator::observe(const OnlineDecision& d, double wall_s) {
       double total = 0;
       for (std::size_t k = 0; k < expert_level_.size(); ++k) {
         const double ttl = d.expert_ttl_s[k];
-        expert_level_[k] += options_.gammas[k] * (target - killed_by(wall_s, ttl, req));
+        expert_level_[k] += weight * options_.gammas[k] * (target - killed_by(wall_s, ttl, req));
         if (informative)
           expert_weight_[k] *= std::exp(-options_.eta * pinball(log_wall, std::log(std::max(ttl, calibration_.floor_s)), 1.0 - target));
         total += expert_weight_[k];
@@ -156,6 +158,11 @@ void OnlineCalibrator::observe(const OnlineDecision& d, double wall_s) {
       break;
     }
   }
+}
+
+void OnlineCalibrator::step_global_level(double step) {
+  if (options_.log_level) global_level_ *= std::exp(step);
+  else global_level_ += step;
 }
 
 void OnlineCalibrator::rebase(SafeTtlCalibration c) {

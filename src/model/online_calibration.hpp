@@ -64,6 +64,12 @@ struct OnlineCalibrationOptions {
   // within the promise.
   double target_scale = 0.75;
   double gamma = 0.002;                        // aci and mondrian (global) learning rate
+  // aci, aci-history, mondrian (global): step log(level) instead of the level,
+  //   a_{t+1} = a_t * exp(gamma * (target - err_t)),
+  // the same fixed point, but a burst of k kills scales the level by exp(-gamma k) instead
+  // of moving it by -gamma k: it stays positive and among the calibrated levels, which span
+  // orders of magnitude (0.1 % to 10 %), where an additive step falls below them all.
+  bool log_level = false;
   std::vector<double> gammas = {0.0005, 0.001, 0.002, 0.005, 0.01};  // multi-aci experts
   double eta = 20.0;                           // multi-aci: weight per unit of mean pinball loss
   double mix = 0.01;                           // multi-aci: share of the uniform in the weights
@@ -107,8 +113,13 @@ class OnlineCalibrator {
                    TtlBound bound = {});
 
   OnlineDecision decide(const OnlineJob& job) const;
-  // The outcome of a job answered by decide(): its run time.
-  void observe(const OnlineDecision& decision, double wall_s);
+  // The outcome of a job answered by decide(): its run time. `weight` scales the step of the
+  // ACI levels (aci, aci-history, mondrian, multi-aci's experts): 1 is the count rule above;
+  // a caller that prices a kill by what it loses passes the outcome's cost relative to the
+  // mean cost (the simulator's CPU-time rule, sim/online_ttl.hpp), so that the level follows
+  // the killed share of the cost instead of the count. Static and rolling ignore it. Throws
+  // Error for a weight that is negative or not finite.
+  void observe(const OnlineDecision& decision, double wall_s, double weight = 1.0);
 
   // Answers through `c` from now on, keeping what was learned (levels, weights, offsets, the
   // rolling window): a service swapping in a new model keeps the correction the workload
@@ -139,6 +150,7 @@ class OnlineCalibrator {
 
  private:
   double raw_ttl(const OnlineJob& job, double level) const;
+  void step_global_level(double step);
   void refit();
 
   SafeTtlCalibration calibration_;

@@ -53,13 +53,26 @@ class Broker {
         core_classes_.push_back(j.cores);
     }
     std::sort(core_classes_.begin(), core_classes_.end());
-    trees_.assign(core_classes_.size(), MinTree(jobs_.size()));
+    source_ = config.oracle ? nullptr : config.ttl_source;
+    classes_ = source_ ? source_->classes() : 1;
+    if (classes_ == 0) throw Error("simulate: the TTL source has no host class");
+    ttl_.resize(jobs_.size() * classes_);
+    for (std::size_t p = 0; p < jobs_.size(); ++p)
+      std::fill_n(ttl_.begin() + static_cast<std::ptrdiff_t>(p * classes_), classes_, jobs_[p].ttl);
+    // One tree per (core class, host class): a pilot of host class h is matched by the TTLs
+    // given for h.
+    trees_.assign(core_classes_.size() * classes_, MinTree(jobs_.size()));
     waiting_in_class_.assign(core_classes_.size(), 0);
     out_.resize(jobs_.size());
     queued_at_.resize(jobs_.size());
     pilots_.resize(config.slots.size());
+    max_threshold_.assign(classes_, 0.0);
     for (const auto& s : config.slots) {
-      max_threshold_ = std::max(max_threshold_, threshold(s.lifetime_s - config.safety_margin_s, s.speed));
+      if (classes_ > 1 && s.host_class >= classes_)
+        throw Error("simulate: a pilot slot is on host class " + std::to_string(s.host_class) + ", the TTL source has " +
+                    std::to_string(classes_));
+      double& m = max_threshold_[host_class(s)];
+      m = std::max(m, threshold(s.lifetime_s - config.safety_margin_s, s.speed));
     }
     t0_ = jobs_.empty() ? 0 : jobs_.front().submit;
     t_last_submit_ = jobs_.empty() ? 0 : jobs_.back().submit;
@@ -100,8 +113,10 @@ class Broker {
  private:
   static std::uint32_t u32(std::size_t v) { return static_cast<std::uint32_t>(v); }
 
-  // The key a job is matched by and the pilot-side bound it must stay under.
-  double key(std::size_t p) const { return config_.oracle ? jobs_[p].work : jobs_[p].ttl; }
+  // The key a job is matched by on host class h and the pilot-side bound it must stay under.
+  double key(std::size_t p, std::size_t h) const { return config_.oracle ? jobs_[p].work : ttl_[p * classes_ + h]; }
+  std::size_t host_class(const SlotKind& s) const { return classes_ > 1 ? s.host_class : 0; }
+  MinTree& tree(std::size_t core_class, std::size_t h) { return trees_[core_class * classes_ + h]; }
   double threshold(double time_left, double speed) const {
     return config_.oracle ? (time_left - config_.kill_margin_s) * speed : time_left;
   }
@@ -118,7 +133,10 @@ class Broker {
 
   void arrive(std::size_t p, double t) {
     last_time_ = t;
-    if (!(key(p) < max_threshold_)) {  // no pilot could ever take it
+    if (source_) source_->decide(order_[p], t, std::span<double>(ttl_.data() + p * classes_, classes_));
+    bool matchable = false;
+    for (std::size_t h = 0; h < classes_; ++h) matchable = matchable || key(p, h) < max_threshold_[h];
+    if (!matchable) {  // no pilot could ever take it
       out_[p].status = GridStatus::NeverMatched;
       ++m_.never_matched;
       --remaining_;
@@ -130,14 +148,14 @@ class Broker {
   void enqueue(std::size_t p, double t) {
     queued_at_[p] = t;
     const std::size_t c = class_of(jobs_[p].cores);
-    trees_[c].set(p, key(p));
+    for (std::size_t h = 0; h < classes_; ++h) tree(c, h).set(p, key(p, h));
     ++waiting_in_class_[c];
     ++waiting_;
   }
 
   void dequeue(std::size_t p) {
     const std::size_t c = class_of(jobs_[p].cores);
-    trees_[c].set(p, MinTree::kEmpty);
+    for (std::size_t h = 0; h < classes_; ++h) tree(c, h).set(p, MinTree::kEmpty);
     --waiting_in_class_[c];
     --waiting_;
   }
@@ -157,6 +175,7 @@ class Broker {
   void ask(std::size_t pi, double t) {
     Pilot& pilot = pilots_[pi];
     const SlotKind& kind = config_.slots[pilot.slot];
+    const std::size_t h = host_class(kind);
     bool ttl_rejected = false;
     while (pilot.free > 0) {
       const double bound = threshold(time_left(pilot, t), kind.speed);
@@ -165,7 +184,7 @@ class Broker {
       for (std::size_t c = 0; c < core_classes_.size() && core_classes_[c] <= pilot.free; ++c) {
         if (waiting_in_class_[c] == 0) continue;
         fitting_waits = true;
-        best = std::min(best, trees_[c].first_below(bound));
+        best = std::min(best, tree(c, h).first_below(bound));
       }
       if (best == MinTree::npos) {
         if (fitting_waits) {
@@ -192,8 +211,11 @@ class Broker {
     o.start = t;
     o.host_speed = kind.speed;
     ++o.attempts;
+    const std::size_t h = host_class(kind);
+    if (source_ && o.attempts == 1) source_->matched(order_[p], h);
     const double run = job.work / kind.speed;
-    const double ttl = config_.oracle ? run + config_.kill_margin_s : job.ttl;
+    const double ttl = config_.oracle ? run + config_.kill_margin_s : ttl_[p * classes_ + h];
+    if (o.attempts == 1) o.first_ttl_s = ttl;
     const bool killed = run > ttl + config_.kill_margin_s;
     const double duration = killed ? ttl + config_.kill_margin_s : run;
     events_.push(t + duration, kJobEnd, Payload{u32(p), u32(pi), killed});
@@ -211,14 +233,18 @@ class Broker {
     pilot.free += job.cores;
     --pilot.running;
     busy_cores_ -= job.cores;
+    // The source answered the first attempt only; the broker posts its outcome now.
+    if (source_ && o.attempts == 1) source_->ended(order_[p], t, t - o.start, job.cores, e.killed);
     if (e.killed) {
+      if (o.kills == 0) ++m_.jobs_killed;
       ++o.kills;
       ++m_.kills;
       m_.cpu_hours_lost_to_kills += core_hours;
       series_.add_waste(t, core_hours);
       if (o.attempts <= config_.max_retries) {
         ++m_.resubmissions;
-        if (jobs_[p].retry_ttl > 0) jobs_[p].ttl = jobs_[p].retry_ttl;
+        if (jobs_[p].retry_ttl > 0)
+          std::fill_n(ttl_.begin() + static_cast<std::ptrdiff_t>(p * classes_), classes_, jobs_[p].retry_ttl);
         enqueue(p, t);
       } else {
         o.status = GridStatus::Failed;
@@ -287,7 +313,11 @@ class Broker {
   std::vector<std::size_t> order_;
   std::vector<GridJob> jobs_;
   std::vector<int> core_classes_;
-  std::vector<MinTree> trees_;
+  TtlSource* source_ = nullptr;
+  std::size_t classes_ = 1;
+  std::vector<double> ttl_;            // [job position x host class]
+  std::vector<double> max_threshold_;  // per host class
+  std::vector<MinTree> trees_;         // [core class x host class]
   std::vector<std::size_t> waiting_in_class_;
   std::vector<GridJobOutcome> out_;
   std::vector<double> queued_at_;
@@ -296,7 +326,7 @@ class Broker {
   EventQueue<Payload> events_;
   GridMetrics m_;
   TimeSeries series_;
-  double t0_ = 0, t_last_submit_ = 0, last_time_ = 0, max_threshold_ = 0;
+  double t0_ = 0, t_last_submit_ = 0, last_time_ = 0;
   double busy_cores_ = 0, live_cores_ = 0, pilot_core_seconds_ = 0;
   std::size_t waiting_ = 0, remaining_ = 0, completed_in_window_ = 0;
 };

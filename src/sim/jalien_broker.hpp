@@ -12,13 +12,16 @@
 // - A pilot that gets nothing and runs no job exits; the rest of its lifetime x its cores is
 //   wasted when jobs were waiting (idle otherwise). Its slot gets a new pilot after an
 //   exponential gap.
-// - TTL policies: a fixed TTL per job (static, model), or the oracle: the job's true run time
-//   on the asking pilot's host + 300 s.
+// - TTL policies: a fixed TTL per job (static, model), the oracle: the job's true run time
+//   on the asking pilot's host + 300 s, or a TtlSource (sim/ttl_source.hpp) asked at each
+//   submission and told of each outcome, optionally with one TTL per host class (a pilot is
+//   matched against its host class's TTL).
 // Deterministic for a seed.
 #include <cstdint>
 #include <vector>
 
 #include "sim/time_series.hpp"
+#include "sim/ttl_source.hpp"
 
 namespace ttlpred::sim {
 
@@ -27,7 +30,7 @@ struct GridJob {
   double submit = 0;
   double work = 0;   // run time on a host of speed 1 (s): trace wall time x the trace host's speed
   int cores = 1;
-  double ttl = 0;    // the TTL the policy gives the job (ignored by the oracle)
+  double ttl = 0;    // the TTL the policy gives the job (ignored by the oracle and under a TtlSource)
   double retry_ttl = 0;  // the TTL of a resubmission after a kill (<= 0: ttl again)
 };
 
@@ -36,10 +39,13 @@ struct SlotKind {
   int cores = 8;
   double speed = 1;
   double lifetime_s = 86400;
+  std::uint32_t host_class = 0;  // the TtlSource's class of the host (ignored without one, or with one class)
 };
 
 struct GridConfig {
   bool oracle = false;           // TTL = true run time on the pilot's host + kill margin
+  // Not owned; null: every job's TTL is GridJob::ttl. Ignored by the oracle.
+  TtlSource* ttl_source = nullptr;
   std::vector<SlotKind> slots;   // one pilot slot each
   double pilot_gap_mean_s = 300; // mean wait before an emptied slot gets a new pilot
   double proxy_lifetime_s = 0;   // 0: no proxy cap
@@ -61,6 +67,7 @@ struct GridJobOutcome {
   int attempts = 0;
   int kills = 0;
   double host_speed = 0;       // of the last attempt
+  double first_ttl_s = -1;     // the TTL its first attempt ran under (< 0: never matched)
   GridStatus status = GridStatus::NeverMatched;
 };
 
@@ -76,6 +83,7 @@ struct GridMetrics {
   double cpu_hours_done = 0;            // of completed attempts
   double cpu_hours_lost_to_kills = 0;
   std::size_t kills = 0, resubmissions = 0;
+  std::size_t jobs_killed = 0;          // jobs killed at least once (kills - jobs_killed: repeated kills)
   std::size_t matches_rejected_for_ttl = 0;
   std::size_t pilots = 0, early_exits = 0;
   double utilization = 0;               // busy core time / core time of pilots alive
@@ -88,7 +96,8 @@ struct GridResult {
   std::vector<HourSample> hours;
 };
 
-// Throws Error on an empty slot list or a job with more cores than any slot.
+// Throws Error on an empty slot list, a job with more cores than any slot, or a slot whose
+// host class the TTL source does not have.
 GridResult simulate_jalien(const std::vector<GridJob>& jobs, const GridConfig& config);
 
 }  // namespace ttlpred::sim

@@ -1,10 +1,15 @@
 #include "sim/policy_table.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <numeric>
 
+#include "pipeline/online_scoring.hpp"
+#include "sim/online_ttl.hpp"
 #include "sim/sim_output.hpp"
+#include "util/error.hpp"
 
 namespace ttlpred::sim {
 
@@ -20,15 +25,88 @@ GridConfig grid_config(const SimTrace& t, GridTtl policy, const GridOptions& o) 
   return cfg;
 }
 
-std::vector<PolicyRow> jalien_policy_rows(const SimTrace& t, const GridOptions& o) {
-  std::vector<PolicyRow> rows;
-  for (GridTtl p : {GridTtl::Static, GridTtl::Model, GridTtl::Oracle}) {
-    if (p == GridTtl::Model && t.predictions.empty()) continue;
-    const char* name = p == GridTtl::Static ? "static" : p == GridTtl::Model ? "model" : "oracle";
-    std::fprintf(stderr, "simulate: jalien --ttl %s on %zu jobs\n", name, t.rows());
-    rows.push_back({name, simulate_jalien(grid_jobs(t, p, o.default_ttl_s), grid_config(t, p, o)).metrics});
+std::unique_ptr<TtlSource> model_ttl_source(const SimTrace& t, GridTtl policy, const GridOptions& o) {
+  const SimCalibration cal = sim_calibration_from_name(o.calibration);
+  if (policy != GridTtl::Model) return nullptr;
+  if (t.predictions.empty()) throw Error("simulate: --ttl model needs --model");
+  const std::size_t n = t.rows(), k = t.hosts.empty() ? 1 : t.hosts.classes.size();
+  if (!t.hosts.empty() && t.hosts.predictions.size() != n * k)
+    throw Error("simulate: the jobs were not predicted on the host classes");
+  const auto at = [&](std::size_t job, std::size_t h) -> const Prediction& {
+    return t.hosts.empty() ? t.predictions[job] : t.hosts.predictions[job * k + h];
+  };
+  if (cal.method == OnlineMethod::Static) {
+    if (k == 1) return nullptr;  // grid_jobs' TTLs
+    std::vector<double> ttl(n * k);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t h = 0; h < k; ++h) ttl[i * k + h] = at(i, h).safe_ttl_s;
+    return std::make_unique<TableTtl>(std::move(ttl), k);
   }
+  const Predictor& predictor = *t.predictor;
+  if (predictor.model().safe_ttl.empty())
+    throw Error("simulate: --calibration " + cal.name + " needs a model with a safe-TTL calibration");
+  OnlineCalibrationOptions oo;
+  oo.method = cal.method;
+  oo.gamma = o.gamma;
+  oo.target_scale = o.target_scale;
+  oo.log_level = cal.log_level;
+  OnlineCalibrator calibrator(predictor.model().safe_ttl, predictor.options().alpha, oo, predictor_bound(predictor.options()));
+  const JobTable& jobs = t.split.jobs;
+  std::vector<std::size_t> rows(n);
+  std::iota(rows.begin(), rows.end(), t.first_row);
+  const auto keys = key_codes(jobs, rows, o.calibration_key);
+  const auto req = jobs.num(Field::RequestedTtl), cores = jobs.num(Field::CpuCores);
+  std::vector<OnlineJob> online(n * k);
+  std::vector<int> job_cores(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t h = 0; h < k; ++h) {
+      OnlineJob& j = online[i * k + h];
+      j.pred_s = at(i, h).expected_wall_s;
+      j.requested_s = req[rows[i]] > 0 ? req[rows[i]] : 0.0;
+      j.group = at(i, h).group;
+      j.key = keys[i];
+    }
+  // The cores grid_jobs gives each job.
+  for (std::size_t i = 0; i < n; ++i) job_cores[i] = static_cast<int>(std::max(1.0, std::isnan(cores[rows[i]]) ? 1.0 : cores[rows[i]]));
+  return std::make_unique<OnlineTtl>(std::move(calibrator), std::move(online), std::move(job_cores), k, cal.cpu_weighted);
+}
+
+PolicyRun run_jalien_policy(const SimTrace& t, GridTtl policy, const GridOptions& o) {
+  PolicyRun run;
+  run.jobs = grid_jobs(t, policy, o.default_ttl_s);
+  run.config = grid_config(t, policy, o);
+  run.source = model_ttl_source(t, policy, o);
+  run.config.ttl_source = run.source.get();
+  run.result = simulate_jalien(run.jobs, run.config);
+  return run;
+}
+
+double final_calibration_level(const PolicyRun& run) {
+  if (const auto* online = dynamic_cast<const OnlineTtl*>(run.source.get())) return online->calibrator().level();
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+std::vector<PolicyRow> jalien_policy_rows(const SimTrace& t, const GridOptions& o, const std::vector<GridOptions>& more_models) {
+  std::vector<PolicyRow> rows;
+  const auto run = [&](GridTtl p, const char* name, const GridOptions& opts) {
+    std::fprintf(stderr, "simulate: jalien --ttl %s%s%s on %zu jobs\n", name, p == GridTtl::Model ? " --calibration " : "",
+                 p == GridTtl::Model ? opts.calibration.c_str() : "", t.rows());
+    rows.push_back({name, run_jalien_policy(t, p, opts).result.metrics, p == GridTtl::Model ? opts.calibration : ""});
+  };
+  run(GridTtl::Static, "static", o);
+  if (!t.predictions.empty()) {
+    run(GridTtl::Model, "model", o);
+    for (const GridOptions& m : more_models) run(GridTtl::Model, "model", m);
+  }
+  run(GridTtl::Oracle, "oracle", o);
   return rows;
+}
+
+GridOptions recommended_online_options() {
+  GridOptions o;
+  o.calibration = "aci-cpu-log";
+  o.gamma = 0.0005;
+  return o;
 }
 
 double gap_closed(double static_value, double model_value, double oracle_value) {
@@ -38,6 +116,16 @@ double gap_closed(double static_value, double model_value, double oracle_value) 
 }
 
 std::string policy_table_markdown(const std::vector<PolicyRow>& rows) {
+  std::size_t models = 0;
+  const GridMetrics *st = nullptr, *oracle = nullptr;
+  for (const auto& r : rows) {
+    models += r.policy == "model";
+    if (r.policy == "static") st = &r.metrics;
+    if (r.policy == "oracle") oracle = &r.metrics;
+  }
+  const auto label = [&](const PolicyRow& r) {
+    return models > 1 && r.policy == "model" ? "model (`" + r.calibration + "`)" : r.policy;
+  };
   std::string md =
       "| TTL policy | jobs done/day | mean wait (h) | p95 wait (h) | slot core-h wasted (TTL) | CPU-h lost to kills "
       "(% of used) | kills | matches rejected for TTL | utilization |\n|---|---|---|---|---|---|---|---|---|\n";
@@ -45,23 +133,49 @@ std::string policy_table_markdown(const std::vector<PolicyRow>& rows) {
   for (const auto& r : rows) {
     const GridMetrics& m = r.metrics;
     std::snprintf(line, sizeof line, "| %s | %.0f | %.2f | %.2f | %.0f (%.0f) | %.0f (%.2f%%) | %zu | %zu | %.3f |\n",
-                  r.policy.c_str(), m.jobs_completed_per_day, m.mean_wait_s / 3600, m.p95_wait_s / 3600,
+                  label(r).c_str(), m.jobs_completed_per_day, m.mean_wait_s / 3600, m.p95_wait_s / 3600,
                   m.wasted_core_hours, m.wasted_core_hours_ttl, m.cpu_hours_lost_to_kills,
                   m.cpu_hours_used > 0 ? 100 * m.cpu_hours_lost_to_kills / m.cpu_hours_used : 0.0, m.kills,
                   m.matches_rejected_for_ttl, m.utilization);
     md += line;
   }
-  if (rows.size() == 3) {
-    const GridMetrics &s = rows[0].metrics, &m = rows[1].metrics, &o = rows[2].metrics;
+  if (!st || !oracle) return md;
+  md += "\n";
+  for (const auto& r : rows) {
+    if (r.policy != "model") continue;
+    const GridMetrics &s = *st, &m = r.metrics, &o = *oracle;
+    const std::string who = models > 1 ? "the model (`" + r.calibration + "`)" : "the model";
     std::snprintf(line, sizeof line,
-                  "\nStatic-to-oracle gap closed by the model: %.0f%% of slot core-hours wasted for TTL, %.0f%% of the "
+                  "Static-to-oracle gap closed by %s: %.0f%% of slot core-hours wasted for TTL, %.0f%% of the "
                   "mean wait, %.0f%% of jobs completed per day.\n",
-                  100 * gap_closed(s.wasted_core_hours_ttl, m.wasted_core_hours_ttl, o.wasted_core_hours_ttl),
+                  who.c_str(), 100 * gap_closed(s.wasted_core_hours_ttl, m.wasted_core_hours_ttl, o.wasted_core_hours_ttl),
                   100 * gap_closed(s.mean_wait_s, m.mean_wait_s, o.mean_wait_s),
                   100 * gap_closed(s.jobs_completed_per_day, m.jobs_completed_per_day, o.jobs_completed_per_day));
     md += line;
   }
   return md;
+}
+
+std::string policy_table_caption(double alpha, const std::vector<GridOptions>& models) {
+  char line[512];
+  std::snprintf(line, sizeof line, "Model TTLs: the safe TTL at alpha %g", alpha);
+  std::string out = line;
+  for (std::size_t k = 0; k < models.size(); ++k) {
+    const GridOptions& o = models[k];
+    const std::string who = models.size() > 1 ? " (`" + o.calibration + "`)" : "";
+    out += k == 0 ? "; " : "; and ";
+    if (sim_calibration_from_name(o.calibration).method == OnlineMethod::Static) {
+      out += "model" + who + " through the model's static calibration, what `serve` answers by default (`simulate "
+             "--calibration static`)";
+    } else {
+      std::snprintf(line, sizeof line,
+                    "model%s through the `%s` online calibration at gamma %g, target %g alpha, fed by the simulated "
+                    "job ends (`simulate --calibration %s --gamma %g`)",
+                    who.c_str(), o.calibration.c_str(), o.gamma, o.target_scale, o.calibration.c_str(), o.gamma);
+      out += line;
+    }
+  }
+  return out + " (docs/SIMULATION.md, \"Online calibration in the broker\").\n\n";
 }
 
 nlohmann::json policy_table_json(const std::vector<PolicyRow>& rows) {
@@ -70,6 +184,7 @@ nlohmann::json policy_table_json(const std::vector<PolicyRow>& rows) {
     nlohmann::json row = metrics_json(r.metrics);
     row["scheduler"] = "jalien";
     row["policy"] = r.policy;
+    if (!r.calibration.empty()) row["calibration"] = r.calibration;
     j.push_back(row);
   }
   return j;

@@ -1,12 +1,15 @@
 #pragma once
 // The broker comparison the pipeline's report ends with: one jalien simulation per TTL
 // policy (static, model, oracle) on the same jobs, slots and seed, as a Markdown table and
-// JSON, with how much of the static-to-oracle gap the model closes.
+// JSON, with how much of the static-to-oracle gap the model closes; and the one run of a
+// policy that `simulate --scheduler jalien` and the table share.
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "model/online_calibration.hpp"
 #include "sim/jalien_broker.hpp"
 #include "sim/sim_input.hpp"
 
@@ -15,6 +18,7 @@ namespace ttlpred::sim {
 struct PolicyRow {
   std::string policy;
   GridMetrics metrics;
+  std::string calibration;  // model rows: the calibration that answered ("" for the others)
 };
 
 struct GridOptions {
@@ -24,17 +28,53 @@ struct GridOptions {
   int max_retries = 2;
   double default_ttl_s = 21600;
   std::uint64_t seed = 1;
+  // The model's calibration (sim/online_ttl.hpp): static, rolling, aci, multi-aci, mondrian
+  // or aci-cpu, and the mondrian key.
+  std::string calibration = "static";
+  std::string calibration_key = "user";
+  // Learning rate and target share of alpha of the ACI levels (the service's defaults).
+  double gamma = ttlpred::OnlineCalibrationOptions{}.gamma;
+  double target_scale = ttlpred::OnlineCalibrationOptions{}.target_scale;
 };
 
 GridConfig grid_config(const SimTrace& t, GridTtl policy, const GridOptions& o);
 
-// static, model (when the trace has predictions) and oracle, in that order.
-std::vector<PolicyRow> jalien_policy_rows(const SimTrace& t, const GridOptions& o);
+// Where the model's TTLs come from: null when each job's one TTL is fixed in advance (the
+// static calibration on the recorded host, or a policy without the model), else a source
+// answering per host class (when the trace's host classes were found) and, with an online
+// calibration, following the outcomes. Throws Error for --ttl model without predictions.
+std::unique_ptr<TtlSource> model_ttl_source(const SimTrace& t, GridTtl policy, const GridOptions& o);
+
+struct PolicyRun {
+  std::vector<GridJob> jobs;
+  GridConfig config;
+  GridResult result;
+  std::unique_ptr<TtlSource> source;  // as it ended the run (an online calibrator's final level)
+};
+PolicyRun run_jalien_policy(const SimTrace& t, GridTtl policy, const GridOptions& o);
+// The final level of an online calibration's run; NaN for a run without one.
+double final_calibration_level(const PolicyRun& run);
+
+// static, model (when the trace has predictions; through o's calibration, then once more per
+// entry of `more_models`, each with its own calibration) and oracle, in that order.
+std::vector<PolicyRow> jalien_policy_rows(const SimTrace& t, const GridOptions& o,
+                                          const std::vector<GridOptions>& more_models = {});
+
+// The online calibration docs/SIMULATION.md recommends for a broker ("Online calibration in
+// the broker"): aci-cpu-log (the ACI level stepped in log space, each outcome weighted by its
+// CPU time) at gamma 0.0005, the service's target of 0.75 alpha: on the default synthetic
+// trace it holds the CPU lost to kills under 1 % at alpha 0.01 and keeps the TTLs' gains.
+GridOptions recommended_online_options();
 
 // Fraction of the static-to-oracle gap the model closes in one metric (NaN without a gap).
 double gap_closed(double static_value, double model_value, double oracle_value);
 
+// With more than one model row, each is labelled by its calibration.
 std::string policy_table_markdown(const std::vector<PolicyRow>& rows);
+// The sentence above the table that says how the model's TTLs were answered: the level
+// `alpha` and, per model row, the calibration of its options (static: the model's own, what
+// `serve` answers by default). Throws Error for an unknown calibration.
+std::string policy_table_caption(double alpha, const std::vector<GridOptions>& models);
 nlohmann::json policy_table_json(const std::vector<PolicyRow>& rows);
 
 }  // namespace ttlpred::sim

@@ -10,16 +10,19 @@
 
 namespace ttlpred::sim {
 
-SimTrace prepare_trace(JobTable trace, double split, const Predictor* predictor) {
+SimTrace prepare_trace(JobTable trace, double split, const Predictor* predictor, bool host_classes) {
   if (!(split >= 0 && split < 1)) throw Error("simulate: --split must be in [0, 1), got " + std::to_string(split));
-  SimTrace t{chronological_split(std::move(trace), split > 0 ? split : 1.0), 0, {}};
+  SimTrace t{chronological_split(std::move(trace), split > 0 ? split : 1.0), 0, {}, nullptr, {}};
   t.first_row = split > 0 ? t.split.train_rows : 0;
+  t.predictor = predictor;
   if (t.rows() == 0) throw Error("simulate: no job left to simulate after the split");
+  if (host_classes) t.hosts = find_host_classes(t.split.jobs, t.first_row);
   if (predictor) {
     const HistoryMatrix history = split_history(t.split, predictor->encoder().history_config());
     std::vector<std::size_t> rows(t.rows());
     std::iota(rows.begin(), rows.end(), t.first_row);
     t.predictions = predictor->predict_rows(t.split.jobs, rows, history);
+    if (host_classes) predict_on_host_classes(t.hosts, t.split, t.first_row, history, *predictor);
   }
   return t;
 }
@@ -62,7 +65,8 @@ std::vector<GridJob> grid_jobs(const SimTrace& t, GridTtl policy, double default
     GridJob& g = out[k];
     g.id = static_cast<std::int64_t>(value_or(id[r], static_cast<double>(r)));
     g.submit = submit[r];
-    g.work = wall[r];
+    // With host classes the work is in seconds on a host of speed 1, run at the slot's speed.
+    g.work = t.hosts.empty() ? wall[r] : wall[r] * t.hosts.row_speed[k];
     g.cores = static_cast<int>(std::max(1.0, value_or(cores[r], 1)));
     const double requested = value_or(req[r], 0);
     const double static_ttl = requested > 0 ? requested : default_ttl_s;
@@ -101,6 +105,10 @@ std::vector<SlotKind> slots_from_trace(const SimTrace& t, double total_cores, st
     const double u = rng.uniform();
     s.lifetime_s = u < 0.5 ? 86400 : u < 0.8 ? 172800 : 259200;
     s.speed = 1;
+    if (!t.hosts.empty()) {
+      s.host_class = t.hosts.row_class[r - t.first_row];
+      s.speed = t.hosts.classes[s.host_class].speed;
+    }
     out.push_back(s);
     sum += s.cores;
   }

@@ -35,6 +35,7 @@ nlohmann::json metrics_json(const GridMetrics& m) {
           {"cpu_hours_used", m.cpu_hours_used},
           {"cpu_hours_lost_to_kills", m.cpu_hours_lost_to_kills},
           {"kills", m.kills},
+          {"jobs_killed", m.jobs_killed},
           {"resubmissions", m.resubmissions},
           {"matches_rejected_for_ttl", m.matches_rejected_for_ttl},
           {"pilots", m.pilots},
@@ -92,7 +93,7 @@ void write_grid_outputs(const std::string& dir, const std::vector<GridJob>& jobs
     for (std::size_t j = 0; j < jobs.size(); ++j) {
       const auto& o = r.outcomes[j];
       std::fprintf(f, "%lld,%.0f,%.0f,%.0f,%d,%.0f,%.0f,%d,%d,%s\n", static_cast<long long>(jobs[j].id), jobs[j].submit,
-                   o.start, o.end, jobs[j].cores, jobs[j].ttl, o.wait_s, o.attempts, o.kills, status_name(o.status));
+                   o.start, o.end, jobs[j].cores, o.first_ttl_s >= 0 ? o.first_ttl_s : jobs[j].ttl, o.wait_s, o.attempts, o.kills, status_name(o.status));
     }
   });
   write_hours(dir + "/timeseries.csv", r.hours);

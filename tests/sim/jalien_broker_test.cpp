@@ -2,9 +2,13 @@
 // that every time left is known: lifetime - elapsed - 600 s.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sim/jalien_broker.hpp"
+#include "sim/online_ttl.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred::sim {
@@ -147,6 +151,95 @@ TEST(JalienBroker, ConservesJobsAndCpuTime) {
   const GridResult again = simulate_jalien(jobs, c);
   EXPECT_DOUBLE_EQ(again.metrics.mean_wait_s, r.metrics.mean_wait_s);
   EXPECT_DOUBLE_EQ(again.metrics.wasted_core_hours, r.metrics.wasted_core_hours);
+}
+
+// A TTL source that answers from a table and writes down every call, to check when the broker
+// asks and what it posts.
+class RecordingSource final : public TtlSource {
+ public:
+  explicit RecordingSource(std::vector<double> ttl) : ttl_(std::move(ttl)) {}
+  std::size_t classes() const override { return 1; }
+  void decide(std::size_t job, double t, std::span<double> ttl) override {
+    ttl[0] = ttl_[job];
+    log.push_back("decide " + std::to_string(job) + " at " + std::to_string(static_cast<int>(t)));
+  }
+  void matched(std::size_t job, std::size_t h) override {
+    log.push_back("matched " + std::to_string(job) + " on " + std::to_string(h));
+  }
+  void ended(std::size_t job, double t, double ran_s, int cores, bool killed) override {
+    log.push_back("ended " + std::to_string(job) + " at " + std::to_string(static_cast<int>(t)) + " ran " +
+                  std::to_string(static_cast<int>(ran_s)) + " on " + std::to_string(cores) + (killed ? " killed" : ""));
+  }
+  std::vector<std::string> log;
+
+ private:
+  std::vector<double> ttl_;
+};
+
+// The source is asked when each job is submitted and told when its answered attempt ends:
+// job 0 (1000 s, TTL 500) is killed at 800 after running 800 s, what the broker posts; its
+// resubmission runs under the retry TTL (2000), which the source did not answer, so its end
+// at 1800 is not posted. Job 1 (submitted at 100, 100 s on 2 cores) waits for the pilot to
+// ask again (when job 0 ends, at 800) and ends at 900.
+TEST(JalienBroker, AsksTheSourceAtSubmissionAndPostsEachAnsweredOutcome) {
+  GridJob a = job(1, 0, 1000, 0);
+  a.retry_ttl = 2000;
+  GridJob b = job(2, 100, 100, 0, 2);
+  RecordingSource src({500, 2000});
+  GridConfig c = config({SlotKind{8, 1, 86400}});
+  c.ttl_source = &src;
+  const GridResult r = simulate_jalien({a, b}, c);
+  EXPECT_EQ(src.log, (std::vector<std::string>{"decide 0 at 0", "matched 0 on 0", "decide 1 at 100",
+                                               "ended 0 at 800 ran 800 on 1 killed", "matched 1 on 0",
+                                               "ended 1 at 900 ran 100 on 2"}));
+  EXPECT_EQ(r.outcomes[0].status, GridStatus::Done);
+  EXPECT_DOUBLE_EQ(r.outcomes[0].end, 1800);
+  EXPECT_DOUBLE_EQ(r.outcomes[0].first_ttl_s, 500);
+  EXPECT_DOUBLE_EQ(r.outcomes[1].first_ttl_s, 2000);
+  EXPECT_EQ(r.metrics.kills, 1u);
+  EXPECT_EQ(r.metrics.jobs_killed, 1u);
+}
+
+// Two kills of one job count two kills and one job killed.
+TEST(JalienBroker, CountsRepeatedKillsOfOneJob) {
+  GridConfig c = config({SlotKind{8, 1, 86400}});
+  c.max_retries = 1;
+  const GridResult r = simulate_jalien({job(1, 0, 1000, 500), job(2, 0, 100, 500)}, c);
+  EXPECT_EQ(r.metrics.kills, 2u);
+  EXPECT_EQ(r.metrics.jobs_killed, 1u);
+}
+
+// Per host class: work 1000 s at speed 1. The pilot on the fast host (class 0, speed 1) has
+// 2000 - 600 = 1400 s left, below the 1500 s TTL given for class 0: it is refused and exits
+// with the job waiting. The pilot on the slow host (class 1, speed 0.5) is matched against the
+// TTL given for class 1 (2500 s < 85800 s left): the job runs 1000 / 0.5 = 2000 s there and
+// completes under that TTL (the fast host's 1500 s would have killed it at 1800 s).
+TEST(JalienBroker, AJobOnASlowerHostRunsLongerUnderThatHostsTtl) {
+  TableTtl src({1500, 2500}, 2);
+  GridConfig c = config({SlotKind{8, 1, 2000, 0}, SlotKind{8, 0.5, 86400, 1}});
+  c.ttl_source = &src;
+  const GridResult r = simulate_jalien({job(1, 0, 1000, 0)}, c);
+  const GridJobOutcome& o = r.outcomes[0];
+  // (status, host speed, TTL, start, end): every value exact in binary.
+  EXPECT_EQ(std::make_tuple(o.status, o.host_speed, o.first_ttl_s, o.start, o.end),
+            std::make_tuple(GridStatus::Done, 0.5, 2500.0, 0.0, 2000.0));
+  EXPECT_EQ(std::make_pair(r.metrics.kills, r.metrics.matches_rejected_for_ttl), std::make_pair(std::size_t{0}, std::size_t{1}));
+  EXPECT_DOUBLE_EQ(r.metrics.wasted_core_hours_ttl, 8 * 2000.0 / 3600);
+  // On the slow host with the fast host's TTL it is killed at 1500 + 300.
+  TableTtl fast({1500, 1500}, 2);
+  c.ttl_source = &fast;
+  c.max_retries = 0;
+  const GridResult k = simulate_jalien({job(1, 0, 1000, 0)}, c);
+  EXPECT_EQ(k.metrics.kills, 1u);
+  EXPECT_DOUBLE_EQ(k.outcomes[0].end, 1800);
+  EXPECT_DOUBLE_EQ(k.outcomes[0].first_ttl_s, 1500);
+}
+
+TEST(JalienBroker, RefusesASlotOfAnUnknownHostClass) {
+  TableTtl src({1500, 2500}, 2);
+  GridConfig c = config({SlotKind{8, 1, 86400, 2}});
+  c.ttl_source = &src;
+  EXPECT_THROW(simulate_jalien({job(1, 0, 1000, 0)}, c), Error);
 }
 
 TEST(JalienBroker, RefusesAJobLargerThanEverySlot) {

@@ -26,6 +26,13 @@ std::size_t count_lines(const std::string& path) {
   return n;
 }
 
+// `generate --jobs N --seed S` into dir/t.csv; the program's exit status.
+int generate_trace(const std::string& dir, int jobs, int seed, std::string* out) {
+  return test::run_cli("generate --jobs " + std::to_string(jobs) + " --seed " + std::to_string(seed) + " --out '" + dir +
+                           "/t.csv'",
+                       out);
+}
+
 #define REQUIRE_CLI(rc, out)                                                  \
   if ((rc) == 127) GTEST_SKIP() << "build the ttlpred target to run this test"
 
@@ -60,12 +67,20 @@ TEST(SimulateCli, WritesTheScheduleAndTimeSeries) {
   EXPECT_GT(j["corrections"].get<int>(), 0);
 }
 
-TEST(SimulateCli, BrokerRunsOnAGeneratedTrace) {
-  const std::string dir = test::temp_dir();
-  std::string out;
-  int rc = test::run_cli("generate --jobs 3000 --seed 3 --out '" + dir + "/t.csv'", &out);
-  REQUIRE_CLI(rc, out);
-  ASSERT_EQ(rc, 0) << out;
+// A generated 3000-job trace in dir/t.csv, for the broker tests.
+class SimulateCliOnTrace : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = test::temp_dir();
+    const int rc = generate_trace(dir, 3000, 3, &out);
+    if (rc == 127) GTEST_SKIP() << "build the ttlpred target to run this test";
+    ASSERT_EQ(rc, 0) << out;
+  }
+  std::string dir, out;
+};
+
+TEST_F(SimulateCliOnTrace, BrokerRunsOnAGeneratedTrace) {
+  int rc = 0;
   for (const char* policy : {"static", "oracle"}) {
     rc = test::run_cli(std::string("simulate --data '") + dir + "/t.csv' --scheduler jalien --ttl " + policy + " --json", &out);
     ASSERT_EQ(rc, 0) << out;
@@ -82,10 +97,61 @@ TEST(SimulateCli, BrokerRunsOnAGeneratedTrace) {
   }
 }
 
+// The model's TTLs through an online calibration fed by the simulated job ends, and per host
+// class with the slot's own host: every job still ends once, the JSON names the settings, and
+// the host classes are the generated trace's CPU models.
+TEST_F(SimulateCliOnTrace, BrokerWithOnlineCalibrationAndSlotHosts) {
+  int rc = 0;
+  ASSERT_EQ(test::run_cli("train --data '" + dir + "/t.csv' --split 0.8 --hidden 16,16 --epochs 2 --threads 1 --quiet --out '" +
+                              dir + "/t.ttlp'", &out), 0) << out;
+  const std::string base = "simulate --data '" + dir + "/t.csv' --scheduler jalien --model '" + dir + "/t.ttlp' --json ";
+  const struct {
+    const char* args;
+    const char* calibration;  // "" when the run has none
+  } runs[] = {{"--ttl model --calibration aci", "aci"},
+              {"--ttl model --calibration aci-cpu", "aci-cpu"},
+              {"--ttl model --calibration mondrian --calibration-key production_tag", "mondrian"},
+              {"--ttl static --host-speed slot", ""},
+              {"--ttl oracle --host-speed slot", ""},
+              {"--ttl model --host-speed slot", ""},
+              {"--ttl model --host-speed slot --calibration aci-cpu", "aci-cpu"}};
+  for (const auto& run : runs) {
+    const std::string a = run.args;
+    rc = test::run_cli(base + a, &out);
+    ASSERT_EQ(rc, 0) << a << "\n" << out;
+    const nlohmann::json j = last_json(out);
+    const int jobs = j["jobs"].get<int>();
+    EXPECT_EQ(j["completed"].get<int>() + j["failed"].get<int>() + j["never_matched"].get<int>(), jobs) << a;
+    EXPECT_LE(j["jobs_killed"].get<int>(), j["kills"].get<int>()) << a;
+    if (*run.calibration) {
+      EXPECT_EQ(j["calibration"], run.calibration) << a;
+      EXPECT_TRUE(j.contains("calibration_final_level")) << a;
+      EXPECT_DOUBLE_EQ(j["gamma"].get<double>(), 0.002) << a;
+    }
+    if (a.find("slot") != std::string::npos) {
+      EXPECT_EQ(j["host_speed"], "slot");
+      EXPECT_GE(j["host_classes"].get<int>(), 4) << a;  // the generator's CPU generations in use
+    } else {
+      EXPECT_EQ(j["host_speed"], "trace");
+      EXPECT_FALSE(j.contains("host_classes"));
+    }
+    if (a.find("oracle") != std::string::npos) {
+      EXPECT_EQ(j["kills"], 0) << a;
+    }
+  }
+  // The calibration applies to the model's TTLs on the broker only; the host speed to the broker.
+  EXPECT_EQ(test::run_cli(base + "--ttl static --calibration aci", &out), 1);
+  EXPECT_NE(out.find("applies to --scheduler jalien --ttl model"), std::string::npos) << out;
+  EXPECT_EQ(test::run_cli(base + "--ttl model --calibration fast", &out), 1);
+  EXPECT_NE(out.find("unknown --calibration 'fast'"), std::string::npos) << out;
+  EXPECT_EQ(test::run_cli(base + "--ttl model --host-speed fast", &out), 1);
+  EXPECT_NE(out.find("--host-speed must be trace or slot"), std::string::npos) << out;
+}
+
 TEST(SimulateCli, OutWritesTheReportPageOfTheHourlySeries) {
   const std::string dir = test::temp_dir();
   std::string out;
-  int rc = test::run_cli("generate --jobs 2000 --seed 4 --out '" + dir + "/t.csv'", &out);
+  int rc = generate_trace(dir, 2000, 4, &out);
   REQUIRE_CLI(rc, out);
   ASSERT_EQ(rc, 0) << out;
   rc = test::run_cli("simulate --data '" + dir + "/t.csv' --scheduler jalien --ttl static --out '" + dir + "/sim'", &out);

@@ -1,0 +1,58 @@
+// The caption above the pipeline's broker table says how the model's TTLs were answered.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "sim/policy_table.hpp"
+#include "util/error.hpp"
+
+namespace ttlpred::sim {
+namespace {
+
+TEST(PolicyTable, CaptionNamesTheCalibrationAndAlpha) {
+  GridOptions o;
+  const std::string st = policy_table_caption(0.01, {o});
+  EXPECT_NE(st.find("alpha 0.01; model through the model's static calibration"), std::string::npos) << st;
+  EXPECT_NE(st.find("`simulate --calibration static`"), std::string::npos) << st;
+  const std::string both = policy_table_caption(0.005, {o, recommended_online_options()});
+  EXPECT_NE(both.find("; and model (`aci-cpu-log`) through the `aci-cpu-log` online calibration at gamma 0.0005, "
+                      "target 0.75 alpha"),
+            std::string::npos)
+      << both;
+  EXPECT_NE(both.find("(`simulate --calibration aci-cpu-log --gamma 0.0005`)"), std::string::npos) << both;
+  o.calibration = "nope";
+  EXPECT_THROW(policy_table_caption(0.01, {o}), Error);
+}
+
+// Two model rows are told apart by their calibration, in the table and in the gap lines.
+TEST(PolicyTable, ModelRowsAreLabelledByCalibration) {
+  GridMetrics s, m, a, o;
+  s.jobs_completed_per_day = 100;
+  m.jobs_completed_per_day = 150;
+  a.jobs_completed_per_day = 175;
+  o.jobs_completed_per_day = 200;
+  s.wasted_core_hours_ttl = 10;
+  s.mean_wait_s = 10;
+  const std::string md =
+      policy_table_markdown({{"static", s, ""}, {"model", m, "static"}, {"model", a, "aci-cpu-log"}, {"oracle", o, ""}});
+  EXPECT_NE(md.find("| model (`aci-cpu-log`) | 175 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("gap closed by the model (`static`): 100% of slot core-hours wasted for TTL, 100% of the mean wait, 50% "
+                    "of jobs completed per day"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("by the model (`aci-cpu-log`): 100% of slot core-hours wasted for TTL, 100% of the mean wait, 75%"),
+            std::string::npos)
+      << md;
+  const std::string one = policy_table_markdown({{"static", s, ""}, {"model", m, "static"}, {"oracle", o, ""}});
+  EXPECT_NE(one.find("| model | 150 |"), std::string::npos) << one;
+  EXPECT_NE(one.find("gap closed by the model: "), std::string::npos) << one;
+}
+
+TEST(PolicyTable, GapClosed) {
+  EXPECT_DOUBLE_EQ(gap_closed(100, 75, 50), 0.5);
+  EXPECT_TRUE(std::isnan(gap_closed(1, 2, 1)));
+}
+
+}  // namespace
+}  // namespace ttlpred::sim
