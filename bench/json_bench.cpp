@@ -1,5 +1,5 @@
-// Job JSON parsing for `ttlpred serve` (issue 6: "simdjson or nlohmann-json: choose by
-// measurement"). The service's real /v1/predict bodies (the jobs bench/load/serve_load.cpp
+// Job JSON parsing for `ttlpred serve`, measured to choose its parser (simdjson or
+// nlohmann-json). The service's real /v1/predict bodies (the jobs bench/load/serve_load.cpp
 // sends: one job, and a 256-job batch; plus a 256-job batch of fuller ALICE jobs) parsed into
 // JobRecords with the service's strict validation, three ways:
 //   Nlohmann          nlohmann::json::parse + serve::job_from_json per job (the service before)

@@ -1,4 +1,4 @@
-// `ttlpred eval`: scores a model on the tail of a chronological split (issue 3's protocol).
+// `ttlpred eval`: scores a model on the tail of a chronological split (pipeline/evaluate.hpp's protocol).
 #include <cstdio>
 #include <memory>
 #include <numeric>

@@ -1,5 +1,5 @@
 // `ttlpred train --init M --qat int8 --sparsity 2:4` and `eval --variant V` as scripts call
-// them (issue 5's interface).
+// them (the fine-tune interface for the compressed variants).
 #include <gtest/gtest.h>
 
 #include <string>
