@@ -105,6 +105,17 @@ struct GemmEntry {
 #define TTLPRED_GEMM(format, fn) \
   ::ttlpred::engine::detail::GemmEntry { ::ttlpred::engine::WeightFormat::format, fn, #fn }
 
+// The six formats every base kernel set covers, each GEMM named by the scheme above from
+// the set's tile (rows x cols), the instruction set its fp32 and bf16 kernels need, the one
+// of its fp16 kernels (dense and 2:4) and the one of its int8 kernels (dense c4, 2:4 c8).
+#define TTLPRED_BASE_GEMMS(tile, float_isa, f16_isa, int8_isa)            \
+  TTLPRED_GEMM(F32, f32_gemm_##tile##__##float_isa),                      \
+      TTLPRED_GEMM(F16, f16_gemm_##tile##__##f16_isa),                    \
+      TTLPRED_GEMM(BF16, bf16_gemm_##tile##__##float_isa),                \
+      TTLPRED_GEMM(QS8, qu8s8_gemm_##tile##c4__##int8_isa),               \
+      TTLPRED_GEMM(F16Sp24, f16_sp24_gemm_##tile##__##f16_isa),           \
+      TTLPRED_GEMM(QS8Sp24, qu8s8_sp24_gemm_##tile##c8__##int8_isa)
+
 // `base`'s GEMMs (none when null), then `gemms`, each under its own format: an entry for a
 // format `base` has replaces it.
 inline KernelSet make_kernel_set(const KernelSet* base, std::initializer_list<GemmEntry> gemms,

@@ -134,9 +134,9 @@ void all_panels(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::s
       for (std::uint32_t j = 0; j < (two ? 2u : 1u); ++j) {
         const std::uint32_t n = (p + j) * kPanel;
         if constexpr (Bf16)
-          T::finish_float(L, c, m0 + r, n, V::load(reinterpret_cast<const float*>(buf[r] + 16 * j)));
+          T::finish_sum(L, c, m0 + r, n, V::load(reinterpret_cast<const float*>(buf[r] + 16 * j)));
         else
-          T::finish_int(L, c, m0 + r, n, V::load_i(buf[r] + 16 * j));
+          T::finish_sum(L, c, m0 + r, n, V::load_i(buf[r] + 16 * j));
       }
   }
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "engine/arch/tile_pointers.hpp"
 #include "engine/kernels.hpp"
 
 namespace ttlpred::engine::detail {
@@ -67,12 +68,13 @@ inline void finish8(const PackedLayer& L, const LayerCall& c, std::size_t m, std
   store8(c, m, n, v);
 }
 
-inline void finish8_float(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t n, __m256 acc) {
+// The epilogue of 8 float sums (bias added), or of 8 int32 sums (dequantized).
+inline void finish8_sum(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t n, __m256 acc) {
   if (!c.raw) acc = _mm256_add_ps(acc, _mm256_loadu_ps(L.bias + n));
   finish8(L, c, m, n, acc);
 }
 
-inline void finish8_int(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t n, __m256i acc) {
+inline void finish8_sum(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t n, __m256i acc) {
   __m256 v = _mm256_cvtepi32_ps(acc);
   if (c.row_scale) {
     v = _mm256_fnmadd_ps(_mm256_set1_ps(c.row_zp[m]), _mm256_loadu_ps(L.wsum + n), v);
@@ -80,6 +82,28 @@ inline void finish8_int(const PackedLayer& L, const LayerCall& c, std::size_t m,
   }
   v = _mm256_fmadd_ps(v, _mm256_loadu_ps(L.col_scale + n), _mm256_loadu_ps(L.bias + n));
   finish8(L, c, m, n, v);
+}
+
+// The accumulators of every AVX2 tile: MR rows x NP panels, each panel two 8-column halves.
+template <class A, int MR, int NP>
+inline void zero_tile(A (&acc)[MR][NP][2], A z) {
+  #pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+    #pragma GCC unroll 16
+    for (int j = 0; j < NP; ++j) acc[r][j][0] = acc[r][j][1] = z;
+}
+// The fused epilogue over all of them: float sums, or int32 ones to dequantize.
+template <class A, int MR, int NP>
+inline void finish_tile(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0, A (&acc)[MR][NP][2]) {
+  #pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+    #pragma GCC unroll 16
+    for (int j = 0; j < NP; ++j)
+      #pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const std::uint32_t n = (p0 + j) * kPanel + 8 * h;
+        finish8_sum(L, c, m0 + r, n, acc[r][j][h]);
+      }
 }
 
 // Walks the output in tiles of MR rows x NP panels. Full 4-row tiles go panel by panel so

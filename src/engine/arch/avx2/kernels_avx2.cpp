@@ -74,13 +74,7 @@ void quantize_static_avx2(const float* x, std::size_t rows, std::size_t cols, st
 }
 
 const KernelSet& avx2_kernels() {
-  static const KernelSet set = make_kernel_set(nullptr,
-                                               {TTLPRED_GEMM(F32, f32_gemm_4x16__avx2_fma),
-                                                TTLPRED_GEMM(F16, f16_gemm_4x16__avx2_f16c),
-                                                TTLPRED_GEMM(BF16, bf16_gemm_4x16__avx2_fma),
-                                                TTLPRED_GEMM(QS8, qu8s8_gemm_4x16c4__avx2),
-                                                TTLPRED_GEMM(F16Sp24, f16_sp24_gemm_4x16__avx2_f16c),
-                                                TTLPRED_GEMM(QS8Sp24, qu8s8_sp24_gemm_4x16c8__avx2)},
+  static const KernelSet set = make_kernel_set(nullptr, {TTLPRED_BASE_GEMMS(4x16, avx2_fma, avx2_f16c, avx2)},
                                                quantize_dynamic_avx2, quantize_static_avx2, 127.0f);
   return set;
 }

@@ -26,15 +26,9 @@ constexpr GemmFn bf16_gemm_8x32c2__avx512bf16_emulated = T::gemm_bf16_pairs;
 }  // namespace
 
 const KernelSet& avx512_emulated_kernels() {
-  static const KernelSet set = make_kernel_set(nullptr,
-                                               {TTLPRED_GEMM(F32, f32_gemm_8x32__avx512f_emulated),
-                                                TTLPRED_GEMM(F16, f16_gemm_8x32__avx512f_emulated),
-                                                TTLPRED_GEMM(BF16, bf16_gemm_8x32__avx512f_emulated),
-                                                TTLPRED_GEMM(QS8, qu8s8_gemm_8x32c4__avx512bw_emulated),
-                                                TTLPRED_GEMM(F16Sp24, f16_sp24_gemm_8x32__avx512f_emulated),
-                                                TTLPRED_GEMM(QS8Sp24, qu8s8_sp24_gemm_8x32c8__avx512bw_emulated)},
-                                               scalar_kernels().quantize_dynamic, scalar_kernels().quantize_static,
-                                               127.0f);
+  static const KernelSet set =
+      make_kernel_set(nullptr, {TTLPRED_BASE_GEMMS(8x32, avx512f_emulated, avx512f_emulated, avx512bw_emulated)},
+                      scalar_kernels().quantize_dynamic, scalar_kernels().quantize_static, 127.0f);
   return set;
 }
 

@@ -167,13 +167,7 @@ void quantize_static(const float* x, std::size_t rows, std::size_t cols, std::si
 }  // namespace
 
 const KernelSet& scalar_kernels() {
-  static const KernelSet set = make_kernel_set(nullptr,
-                                               {TTLPRED_GEMM(F32, f32_gemm_1x16__scalar),
-                                                TTLPRED_GEMM(F16, f16_gemm_1x16__scalar),
-                                                TTLPRED_GEMM(BF16, bf16_gemm_1x16__scalar),
-                                                TTLPRED_GEMM(QS8, qu8s8_gemm_1x16c4__scalar),
-                                                TTLPRED_GEMM(F16Sp24, f16_sp24_gemm_1x16__scalar),
-                                                TTLPRED_GEMM(QS8Sp24, qu8s8_sp24_gemm_1x16c8__scalar)},
+  static const KernelSet set = make_kernel_set(nullptr, {TTLPRED_BASE_GEMMS(1x16, scalar, scalar, scalar)},
                                                quantize_dynamic, quantize_static, 255.0f);
   return set;
 }
