@@ -129,5 +129,17 @@ void drive(const PackedLayer& L, const LayerCall& c) {
   }
 }
 
+// drive() over Tile<P, KC>, KC the layer's input width `width` when it is 64, 128 or 256
+// (a trip count known at compile time), else over Tile<P, 0> (any width).
+template <template <class, int> class Tile, class P>
+void drive_by_width(const PackedLayer& L, const LayerCall& c, std::uint32_t width) {
+  switch (width) {
+    case 64: drive<Tile<P, 64>::template T>(L, c); break;
+    case 128: drive<Tile<P, 128>::template T>(L, c); break;
+    case 256: drive<Tile<P, 256>::template T>(L, c); break;
+    default: drive<Tile<P, 0>::template T>(L, c); break;
+  }
+}
+
 }  // namespace
 }  // namespace ttlpred::engine::detail

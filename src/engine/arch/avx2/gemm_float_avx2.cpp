@@ -66,12 +66,7 @@ struct FloatTile {
 
 template <class W>
 void gemm(const PackedLayer& L, const LayerCall& c) {
-  switch (L.in) {
-    case 64: drive<FloatTile<W, 64>::template T>(L, c); break;
-    case 128: drive<FloatTile<W, 128>::template T>(L, c); break;
-    case 256: drive<FloatTile<W, 256>::template T>(L, c); break;
-    default: drive<FloatTile<W, 0>::template T>(L, c); break;
-  }
+  drive_by_width<FloatTile, W>(L, c, L.in);
 }
 
 }  // namespace

@@ -74,6 +74,20 @@ struct Avx512Tiles {
       for (int j = 0; j < NP; ++j) finish_sum(L, c, m0 + r, (p0 + j) * kPanel, acc[r][j]);
   }
 
+  // The N (4 or 8) input bytes at p in every 32- or 64-bit lane: a group of u8 activations.
+  template <int N>
+  static I broadcast_bytes(const std::uint8_t* p) {
+    if constexpr (N == 4) {
+      std::int32_t four;
+      std::memcpy(&four, p, 4);
+      return V::broadcast32(four);
+    } else {
+      std::int64_t eight;
+      std::memcpy(&eight, p, 8);
+      return V::broadcast64(eight);
+    }
+  }
+
   // Float weights (F32, F16, BF16): `Load` widens one panel row of 16 weights.
   template <class Load>
   struct Float {
@@ -131,9 +145,7 @@ struct Avx512Tiles {
         for (int j = 0; j < NP; ++j) wg[j] = V::load_i(w[j] + std::size_t{g} * kPanel * 4);
         #pragma GCC unroll 16
         for (int r = 0; r < MR; ++r) {
-          std::int32_t four;
-          std::memcpy(&four, x[r] + 4 * g, 4);
-          const I xb = V::broadcast32(four);
+          const I xb = broadcast_bytes<4>(x[r] + 4 * g);
           #pragma GCC unroll 16
           for (int j = 0; j < NP; ++j) acc[r][j] = Dot::acc(acc[r][j], xb, wg[j]);
         }
@@ -169,9 +181,7 @@ struct Avx512Tiles {
         }
         #pragma GCC unroll 16
         for (int r = 0; r < MR; ++r) {
-          std::int64_t eight;
-          std::memcpy(&eight, x[r] + 8 * g, 8);
-          const I xb = V::broadcast64(eight);
+          const I xb = broadcast_bytes<8>(x[r] + 8 * g);
           #pragma GCC unroll 16
           for (int j = 0; j < NP; ++j) acc[r][j] = Dot::acc(acc[r][j], V::shuffle_bytes(xb, ctl[j]), wg[j]);
         }
