@@ -13,14 +13,14 @@ namespace {
 
 // x[r] = input row m0 + r.
 template <class T, int MR>
-inline void row_ptrs(const LayerCall& c, std::size_t m0, const T* (&x)[MR]) {
+[[gnu::always_inline]] inline void row_ptrs(const LayerCall& c, std::size_t m0, const T* (&x)[MR]) {
   #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r) x[r] = static_cast<const T*>(c.x) + (m0 + r) * c.x_stride;
 }
 
 // p[j] = panel p0 + j of the array at `base`, whose panels lie `stride` elements apart.
 template <class T, int NP>
-inline void panel_ptrs(const void* base, std::uint32_t p0, std::size_t stride, const T* (&p)[NP]) {
+[[gnu::always_inline]] inline void panel_ptrs(const void* base, std::uint32_t p0, std::size_t stride, const T* (&p)[NP]) {
   #pragma GCC unroll 16
   for (int j = 0; j < NP; ++j) p[j] = static_cast<const T*>(base) + std::size_t{p0 + j} * stride;
 }
@@ -34,7 +34,7 @@ struct SparsePanels {
   std::uint32_t groups;
   const Value* v[NP];
   const Pos* pos[NP];
-  SparsePanels(const PackedLayer& L, std::uint32_t p0) : groups(L.in_padded / G) {
+  [[gnu::always_inline]] SparsePanels(const PackedLayer& L, std::uint32_t p0) : groups(L.in_padded / G) {
     panel_ptrs(L.weights, p0, std::size_t{groups} * kValues, v);
     panel_ptrs(L.aux, p0, std::size_t{groups} * kPos, pos);
   }

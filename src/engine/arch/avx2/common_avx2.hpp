@@ -86,7 +86,7 @@ inline void finish8_sum(const PackedLayer& L, const LayerCall& c, std::size_t m,
 
 // The accumulators of every AVX2 tile: MR rows x NP panels, each panel two 8-column halves.
 template <class A, int MR, int NP>
-inline void zero_tile(A (&acc)[MR][NP][2], A z) {
+[[gnu::always_inline]] inline void zero_tile(A (&acc)[MR][NP][2], A z) {
   #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
     #pragma GCC unroll 16
@@ -94,16 +94,15 @@ inline void zero_tile(A (&acc)[MR][NP][2], A z) {
 }
 // The fused epilogue over all of them: float sums, or int32 ones to dequantize.
 template <class A, int MR, int NP>
-inline void finish_tile(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0, A (&acc)[MR][NP][2]) {
+[[gnu::always_inline]] inline void finish_tile(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0, A (&acc)[MR][NP][2]) {
   #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
     #pragma GCC unroll 16
-    for (int j = 0; j < NP; ++j)
-      #pragma GCC unroll 2
-      for (int h = 0; h < 2; ++h) {
-        const std::uint32_t n = (p0 + j) * kPanel + 8 * h;
-        finish8_sum(L, c, m0 + r, n, acc[r][j][h]);
-      }
+    for (int j = 0; j < NP; ++j) {
+      const std::uint32_t n = (p0 + j) * kPanel;
+      finish8_sum(L, c, m0 + r, n, acc[r][j][0]);
+      finish8_sum(L, c, m0 + r, n + 8, acc[r][j][1]);
+    }
 }
 
 // Walks the output in tiles of MR rows x NP panels. Full 4-row tiles go panel by panel so

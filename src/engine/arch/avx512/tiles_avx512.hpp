@@ -76,7 +76,7 @@ struct Avx512Tiles {
 
   // The N (4 or 8) input bytes at p in every 32- or 64-bit lane: a group of u8 activations.
   template <int N>
-  static I broadcast_bytes(const std::uint8_t* p) {
+  [[gnu::always_inline]] static I broadcast_bytes(const std::uint8_t* p) {
     if constexpr (N == 4) {
       std::int32_t four;
       std::memcpy(&four, p, 4);
@@ -259,7 +259,7 @@ struct Avx512Tiles {
     // acc += pairs t0 .. t0+n-1 of the panels w times the converted rows at xb (row r's
     // pair t0 + t at xb[r * row_stride + t]).
     template <int MR, int NP>
-    static void accumulate(F (&acc)[MR][NP], const std::uint32_t* const (&w)[NP], std::uint32_t t0, std::uint32_t n,
+    [[gnu::always_inline]] static void accumulate(F (&acc)[MR][NP], const std::uint32_t* const (&w)[NP], std::uint32_t t0, std::uint32_t n,
                            const std::uint32_t* xb, std::size_t row_stride) {
       for (std::uint32_t t = 0; t < n; ++t) {
         I wk[NP];
