@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One-shot check of the CUDA backend (issue 7) on a GPU machine: builds the backend alone
+# One-shot check of the CUDA backend on a GPU machine: builds the backend alone
 # (standalone CMake project in src/engine/cuda: needs CUDA, CMake and ninja, none of the
 # Debian -dev packages), runs every variant against the FP64 host reference, then the
 # benchmark (batch 1..65536, host-to-host and device-only), and the roofline fraction.

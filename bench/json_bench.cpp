@@ -1,5 +1,5 @@
-// Job JSON parsing for `ttlpred serve` (issue 6: "simdjson or nlohmann-json: choose by
-// measurement"). The service's real /v1/predict bodies (the jobs bench/load/serve_load.cpp
+// Job JSON parsing for `ttlpred serve`, measured to choose its parser (simdjson or
+// nlohmann-json). The service's real /v1/predict bodies (the jobs bench/load/serve_load.cpp
 // sends: one job, and a 256-job batch; plus a 256-job batch of fuller ALICE jobs) parsed into
 // JobRecords with the service's strict validation, three ways:
 //   Nlohmann          nlohmann::json::parse + serve::job_from_json per job (the service before)
@@ -92,47 +92,51 @@ bool ondemand_job(simdjson::ondemand::value v, JobUse use, JobRecord& r) {
   return true;
 }
 
-void BM_JobJson_Nlohmann(benchmark::State& state) {
+// The frame of every parser's benchmark: the body named by state.range(0) parsed once per
+// iteration by `parse(text, jobs, records)` (false: it did not read the `jobs` jobs as the
+// service would, reported as `failure`), the records kept observable so that the parse is
+// not optimized away; jobs per second and the body's name reported. `records` starts with
+// one slot per job when `sized`, else empty (the parser sizes it).
+template <class Parse>
+void bench_parser(benchmark::State& state, bool sized, const char* failure, Parse parse) {
   const int kind = static_cast<int>(state.range(0));
   const std::string_view text = body(kind);
-  std::vector<JobRecord> records(static_cast<std::size_t>(jobs_in(kind)));
+  const auto jobs = static_cast<std::size_t>(jobs_in(kind));
+  std::vector<JobRecord> records(sized ? jobs : 0);
   for (auto _ : state) {
+    if (!parse(text, jobs, records)) state.SkipWithError(failure);
+    benchmark::DoNotOptimize(records.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * jobs_in(kind));
+  state.SetLabel(label(kind));
+}
+
+void BM_JobJson_Nlohmann(benchmark::State& state) {
+  bench_parser(state, true, "", [](std::string_view text, std::size_t, std::vector<JobRecord>& records) {
     const nlohmann::json j = nlohmann::json::parse(text);
     const bool single = j.is_object();
     const std::size_t n = single ? 1 : j.size();
     for (std::size_t i = 0; i < n; ++i)
       serve::job_from_json(single ? j : j[i], JobUse::Predict, single ? -1 : static_cast<long>(i), records[i]);
-    benchmark::DoNotOptimize(records.data());
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(state.iterations() * jobs_in(kind));
-  state.SetLabel(label(kind));
+    return true;
+  });
 }
 BENCHMARK(BM_JobJson_Nlohmann)->Arg(0)->Arg(1)->Arg(2);
 
 void BM_JobJson_SimdjsonDom(benchmark::State& state) {
-  const int kind = static_cast<int>(state.range(0));
-  const std::string_view text = body(kind);
-  std::vector<JobRecord> records;
   serve::JobReader reader;
-  for (auto _ : state) {
-    const auto jobs = reader.read(text, JobUse::Predict, 4096, records);
-    if (jobs.count != static_cast<std::size_t>(jobs_in(kind)) || !jobs.fast) state.SkipWithError("fell back");
-    benchmark::DoNotOptimize(records.data());
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(state.iterations() * jobs_in(kind));
-  state.SetLabel(label(kind));
+  bench_parser(state, false, "fell back", [&](std::string_view text, std::size_t jobs, std::vector<JobRecord>& records) {
+    const auto read = reader.read(text, JobUse::Predict, 4096, records);
+    return read.count == jobs && read.fast;
+  });
 }
 BENCHMARK(BM_JobJson_SimdjsonDom)->Arg(0)->Arg(1)->Arg(2);
 
 void BM_JobJson_SimdjsonOndemand(benchmark::State& state) {
-  const int kind = static_cast<int>(state.range(0));
-  const std::string_view text = body(kind);
-  std::vector<JobRecord> records(static_cast<std::size_t>(jobs_in(kind)));
   simdjson::ondemand::parser parser;
   std::string buffer;
-  for (auto _ : state) {
+  bench_parser(state, true, "rejected", [&](std::string_view text, std::size_t jobs, std::vector<JobRecord>& records) {
     buffer.assign(text);
     buffer.resize(text.size() + simdjson::SIMDJSON_PADDING, ' ');
     simdjson::ondemand::document doc;
@@ -159,12 +163,8 @@ void BM_JobJson_SimdjsonOndemand(benchmark::State& state) {
       }
       ok = ok && doc.current_location().error() == simdjson::OUT_OF_BOUNDS;  // nothing after the value
     }
-    if (!ok || n != static_cast<std::size_t>(jobs_in(kind))) state.SkipWithError("rejected");
-    benchmark::DoNotOptimize(records.data());
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(state.iterations() * jobs_in(kind));
-  state.SetLabel(label(kind));
+    return ok && n == jobs;
+  });
 }
 BENCHMARK(BM_JobJson_SimdjsonOndemand)->Arg(0)->Arg(1)->Arg(2);
 

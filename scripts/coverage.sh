@@ -11,14 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
-if ! dpkg-query -W -f='${Status}' gcovr 2>/dev/null | grep -q "install ok installed"; then
-  sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  echo "coverage: installing gcovr"
-  export DEBIAN_FRONTEND=noninteractive
-  "${sudo[@]}" apt-get update -qq
-  "${sudo[@]}" apt-get install -y -qq --no-install-recommends gcovr
-fi
+source scripts/lib/debian-packages.sh
+[ -z "$(missing_packages gcovr)" ] || install_packages coverage gcovr
 
 if [ "${1:-}" != "--report" ]; then
   cmake --preset coverage > /dev/null

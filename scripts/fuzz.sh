@@ -17,18 +17,9 @@ targets=("$@")
 # libraries (libFuzzer, ASan, UBSan). Only this script needs them.
 scripts/setup.sh
 packages=(clang-14 libclang-rt-14-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  echo "fuzz: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  "${sudo[@]}" apt-get update -qq
-  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+source scripts/lib/debian-packages.sh
+mapfile -t missing < <(missing_packages "${packages[@]}")
+[ ${#missing[@]} -eq 0 ] || install_packages fuzz "${missing[@]}"
 
 cmake --preset fuzz > /dev/null
 cmake --build --preset fuzz -j "$(nproc)" --target "${targets[@]}"

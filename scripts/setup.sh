@@ -26,18 +26,10 @@ packages=(
   chromium                                       # renders report.html in the browser test
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+source "$(dirname "$0")/lib/debian-packages.sh"
+mapfile -t missing < <(missing_packages "${packages[@]}")
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
   exit 0
 fi
-
-sudo=()
-[ "$(id -u)" -eq 0 ] || sudo=(sudo)
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_packages setup "${missing[@]}"

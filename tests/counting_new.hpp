@@ -25,6 +25,16 @@ inline void* counted_or_throw(std::size_t n) {
   if (void* p = counted_malloc(n)) return p;
   throw std::bad_alloc();
 }
+
+// How many allocations `f()` makes: the tests' one way to count.
+template <class F>
+std::size_t allocations_during(F&& f) {
+  allocations = 0;
+  counting = true;
+  f();
+  counting = false;
+  return allocations.load();
+}
 }  // namespace ttlpred::test::counting_new
 
 void* operator new(std::size_t n) { return ttlpred::test::counting_new::counted_or_throw(n); }

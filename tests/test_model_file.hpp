@@ -4,6 +4,7 @@
 // a random network of matching widths, a safe-TTL calibration on made-up residuals. Used by
 // the service and predictor tests.
 #include <cmath>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "features/history.hpp"
 #include "model/model_file.hpp"
 #include "model/safe_ttl.hpp"
+#include "test_support.hpp"
 
 namespace ttlpred::test {
 
@@ -99,6 +101,19 @@ inline void write_hour_scale_test_model(const std::string& path) {
   m.target.stddev = 0.05;
   m.target.mean -= 1.2;
   save_model_file(path, m);
+}
+
+// The path of an hour-scale test model `name` in the temp folder, written on the first call
+// for that name: what the tests that only read a model share.
+inline const std::string& hour_scale_test_model(const std::string& name) {
+  static std::map<std::string, std::string> written;  // name -> path
+  auto it = written.find(name);
+  if (it == written.end()) {
+    const std::string path = temp_dir() + "/" + name;
+    write_hour_scale_test_model(path);
+    it = written.emplace(name, path).first;
+  }
+  return it->second;
 }
 
 }  // namespace ttlpred::test

@@ -1,5 +1,7 @@
 #include "test_support.hpp"
 
+#include <gtest/gtest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,6 +63,16 @@ int run_shell(const std::string& cmd, std::string* output) {
 
 int run_cli(const std::string& args, std::string* output) {
   return run_shell(std::string("'") + TTLPRED_BINARY + "' " + args + " 2>&1", output);
+}
+
+bool generate_trace(const std::string& quoted_path, int jobs, int seed) {
+  std::string out;
+  const int rc = run_cli("generate --jobs " + std::to_string(jobs) + " --seed " + std::to_string(seed) + " --out " +
+                             quoted_path,
+                         &out);
+  if (rc == 127) return false;
+  EXPECT_EQ(rc, 0) << out;
+  return true;
 }
 
 int run_cli_split(const std::string& args, std::string* out, std::string* err) {

@@ -17,6 +17,10 @@ std::string shared_trace(const std::string& name);
 int run_cli(const std::string& args, std::string* output);
 // The same with the two streams apart: `out` gets stdout, `err` stderr (either may be null).
 int run_cli_split(const std::string& args, std::string* out, std::string* err);
+// `ttlpred generate --jobs N --seed S --out PATH` (PATH shell-quoted): the trace a CLI test
+// starts from. False where the program is not built (the caller skips); a failed run is a
+// test failure.
+bool generate_trace(const std::string& quoted_path, int jobs, int seed);
 // Path of the built ttlpred program (for tests that start it as a long-running process).
 std::string cli_binary();
 

@@ -31,16 +31,7 @@ namespace {
 PredictorOptions options_from(const std::string& variant, const std::string& isa, double alpha, double max_ttl_s,
                               double min_seconds) {
   if (!(alpha > 0 && alpha < 1)) throw Error("alpha must be in (0, 1), got " + std::to_string(alpha));
-  PredictorOptions o;
-  o.max_ttl_s = max_ttl_s;
-  o.min_seconds = min_seconds;
-  if (variant == "auto")
-    o.variant_from_model = true;
-  else
-    o.variant = engine::variant_from_name(variant);
-  if (!isa.empty()) o.isa = engine::isa_from_name(isa);
-  o.alpha = alpha;
-  return o;
+  return predictor_options_named(variant, isa, alpha, max_ttl_s, min_seconds);
 }
 
 // Holds the checks' warnings until the GIL is back, then hands them to Python's warnings.

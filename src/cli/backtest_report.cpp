@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cli/eval_report.hpp"
+#include "util/percent_text.hpp"
 
 namespace ttlpred::cli {
 namespace {
@@ -54,11 +55,7 @@ WindowSummary summarize_windows(const Backtest& b, OnlineMethod m) {
   return w;
 }
 
-std::string pct(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%%", 100 * v);
-  return buf;
-}
+std::string pct(double v) { return percent_text(v, 2); }
 
 }  // namespace
 

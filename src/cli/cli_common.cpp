@@ -120,6 +120,20 @@ JobTable load_trace(const std::string& path, const TraceInput& input, bool quiet
   return t;
 }
 
+void add_model_and_data_options(CLI::App& cmd, std::string& model, std::string& data) {
+  cmd.add_option("--model", model, "model file")->required();
+  cmd.add_option("--data", data, kDataHelp)->required();
+}
+
+void add_variant_options(CLI::App& cmd, std::string& variant, std::string& isa, double& alpha,
+                         const std::string& auto_note) {
+  cmd.add_option("--variant", variant,
+                 "engine variant (" + engine::variant_names_list() + "), or auto: the one the model was made for" + auto_note)
+      ->capture_default_str();
+  cmd.add_option("--isa", isa, "pin an instruction set (scalar, avx2, avx512, avx512-vnni, avx512-bf16, avx512-amx)");
+  cmd.add_option("--alpha", alpha, "target kill rate of the safe TTL")->capture_default_str();
+}
+
 std::vector<std::size_t> parse_positive_list(const std::string& text, const char* option, std::size_t max) {
   std::vector<std::size_t> out;
   std::size_t start = 0;
@@ -195,16 +209,7 @@ bool parse_censored(const std::string& value) {
 
 PredictorOptions predictor_options(const std::string& variant, const std::string& isa, double alpha,
                                    const BoundOptions& bounds) {
-  PredictorOptions o;
-  o.max_ttl_s = bounds.max_ttl_s;
-  o.min_seconds = bounds.min_seconds;
-  if (variant == "auto")
-    o.variant_from_model = true;
-  else
-    o.variant = engine::variant_from_name(variant);
-  if (!isa.empty()) o.isa = engine::isa_from_name(isa);
-  o.alpha = alpha;
-  return o;
+  return predictor_options_named(variant, isa, alpha, bounds.max_ttl_s, bounds.min_seconds);
 }
 
 }  // namespace ttlpred::cli

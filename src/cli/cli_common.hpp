@@ -42,6 +42,14 @@ std::vector<std::string> expand_config_file(const CLI::App& app, std::vector<std
 // The help text of every --data option (one wording for all commands).
 inline constexpr const char* kDataHelp = "trace file (CSV, SWF, GWF, optionally .gz), a `serve --journal` folder, or - for standard input";
 
+// --model FILE and --data TRACE (kDataHelp), both required: what a command scoring or
+// answering with a model reads.
+void add_model_and_data_options(CLI::App& cmd, std::string& model, std::string& data);
+// --variant (an engine variant, or auto: the one the model was made for, then `auto_note`),
+// --isa and --alpha: how the command's predictor runs and the kill rate its safe TTL targets.
+void add_variant_options(CLI::App& cmd, std::string& variant, std::string& isa, double& alpha,
+                         const std::string& auto_note = "");
+
 // "1,8,64" -> {1, 8, 64}, each in 1..max; throws Error naming `option` and the bad item.
 std::vector<std::size_t> parse_positive_list(const std::string& text, const char* option, std::size_t max);
 // Layer widths, each in 1..65536.

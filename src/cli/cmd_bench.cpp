@@ -241,18 +241,12 @@ void run_bench(const BenchOptions& o) {
     nlohmann::json j;
     j["results"] = nlohmann::json::array();
     for (const Row& r : rows)
-      j["results"].push_back({{"variant", r.variant},
-                              {"isa", r.isa},
-                              {"batch", r.batch},
-                              {"threads", r.threads},
-                              {"median_us", r.st.median_us},
-                              {"p99_us", r.st.p99_us},
+      j["results"].push_back({{"variant", r.variant}, {"isa", r.isa}, {"batch", r.batch}, {"threads", r.threads},
+                              {"median_us", r.st.median_us}, {"p99_us", r.st.p99_us},
                               {"per_sample_us", r.st.median_us / static_cast<double>(r.batch)}});
     j["peers"] = nlohmann::json::array();
     for (const PeerRow& p : peers)
-      j["peers"].push_back({{"name", p.name},
-                            {"batch", p.batch},
-                            {"median_us", p.st.median_us},
+      j["peers"].push_back({{"name", p.name}, {"batch", p.batch}, {"median_us", p.st.median_us},
                             {"per_sample_us", p.st.median_us / static_cast<double>(p.batch)}});
     std::printf("%s\n", j.dump(2).c_str());
     return;

@@ -1,4 +1,4 @@
-// `ttlpred eval`: scores a model on the tail of a chronological split (issue 3's protocol).
+// `ttlpred eval`: scores a model on the tail of a chronological split (pipeline/evaluate.hpp's protocol).
 #include <cstdio>
 #include <memory>
 #include <numeric>
@@ -78,8 +78,7 @@ void run_eval(const EvalOptions& o) {
 void add_eval_command(CLI::App& app) {
   auto o = std::make_shared<EvalOptions>();
   auto* cmd = app.add_subcommand("eval", "Score a model on the part of a trace after the chronological split");
-  cmd->add_option("--model", o->model, "model file")->required();
-  cmd->add_option("--data", o->data, kDataHelp)->required();
+  add_model_and_data_options(*cmd, o->model, o->data);
   add_trace_input_options(*cmd, o->input);
   cmd->add_option("--split", o->split, "fraction of eligible jobs the model was trained on")->capture_default_str();
   cmd->add_flag("--allow-overlap", o->allow_overlap,
@@ -88,11 +87,8 @@ void add_eval_command(CLI::App& app) {
   cmd->add_flag("--allow-schema-mismatch", o->allow_schema_mismatch,
                 "score anyway a trace that lacks most of the job fields the model was trained on (refused without it)");
   add_bound_options(*cmd, o->bounds);
-  cmd->add_option("--variant", o->variant, "engine variant (" + engine::variant_names_list() + "), or auto: the "
-                  "one the model was made for (fp32-fused unless it was fine-tuned with --qat/--sparsity)")
-      ->capture_default_str();
-  cmd->add_option("--isa", o->isa, "pin an instruction set (scalar, avx2, avx512, avx512-vnni, avx512-bf16, avx512-amx)");
-  cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();
+  add_variant_options(*cmd, o->variant, o->isa, o->alpha,
+                      " (fp32-fused unless it was fine-tuned with --qat/--sparsity)");
   cmd->add_option("--calibration", o->calibration,
                   "safe-TTL calibration of the scored jobs: static (the model's, as `predict` answers), or online from "
                   "the outcomes known at each job's submit time: rolling, aci, multi-aci, mondrian (docs/ACCURACY.md)")

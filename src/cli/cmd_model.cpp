@@ -22,15 +22,6 @@ struct ModelInfoOptions {
   bool json = false;
 };
 
-const char* activation_name(Activation a) {
-  switch (a) {
-    case Activation::None: return "none";
-    case Activation::Relu: return "relu";
-    case Activation::LeakyRelu: return "leaky_relu";
-  }
-  return "?";
-}
-
 // Metadata strings hold JSON written by the trainer; an older or foreign file may hold
 // anything, which is shown as text rather than refused.
 nlohmann::json json_or_text(const std::string& s) {
@@ -74,13 +65,9 @@ nlohmann::json model_info_json(const std::string& path, const ModelFile& m) {
   training["ttlpred_version"] = m.meta.ttlpred_version;
   const auto& p = m.provenance;
   if (!p.empty()) {
-    training["trace_format"] = p.trace_format;
-    training["trace_name"] = p.trace_name;
-    training["split"] = p.split;
-    training["eligible_rows"] = p.eligible_rows;
-    training["train_rows"] = p.train_rows;
-    training["data_hash_all"] = p.data_hash_all;
-    training["last_train_submit"] = p.last_train_submit;
+    training.update({{"trace_format", p.trace_format}, {"trace_name", p.trace_name}, {"split", p.split}});
+    training.update({{"eligible_rows", p.eligible_rows}, {"train_rows", p.train_rows}});
+    training.update({{"data_hash_all", p.data_hash_all}, {"last_train_submit", p.last_train_submit}});
     json fields = json::array();
     for (const auto& f : p.fields) fields.push_back({{"name", f.name}, {"known_share", f.known_share}});
     training["fields"] = fields;

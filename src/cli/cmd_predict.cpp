@@ -53,14 +53,11 @@ void run_predict(const PredictOptions& o) {
 void add_predict_command(CLI::App& app) {
   auto o = std::make_shared<PredictOptions>();
   auto* cmd = app.add_subcommand("predict", "Expected wall time and safe TTL for every job of a trace");
-  cmd->add_option("--model", o->model, "model file")->required();
-  cmd->add_option("--data", o->data, kDataHelp)->required();
+  add_model_and_data_options(*cmd, o->model, o->data);
   add_trace_input_options(*cmd, o->input, false);
   cmd->add_option("--out", o->out, "output file (default: standard output)");
   cmd->add_option("--format", o->format, "csv or jsonl")->capture_default_str();
-  cmd->add_option("--variant", o->variant, "engine variant (" + engine::variant_names_list() + "), or auto: the one the model was made for")->capture_default_str();
-  cmd->add_option("--isa", o->isa, "pin an instruction set (scalar, avx2, avx512, avx512-vnni, avx512-bf16, avx512-amx)");
-  cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();
+  add_variant_options(*cmd, o->variant, o->isa, o->alpha);
   add_bound_options(*cmd, o->bounds);
   add_prediction_time_option(*cmd, o->at,
                              "when each job is predicted: submit or match (default: the time the model was trained "

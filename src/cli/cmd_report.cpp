@@ -80,13 +80,10 @@ void run_report(const ReportOptions& o) {
 void add_report_command(CLI::App& app) {
   auto o = std::make_shared<ReportOptions>();
   auto* cmd = app.add_subcommand("report", "Write a self-contained HTML report (charts) of a model on a trace");
-  cmd->add_option("--model", o->model, "model file")->required();
-  cmd->add_option("--data", o->data, kDataHelp)->required();
+  add_model_and_data_options(*cmd, o->model, o->data);
   cmd->add_option("--out", o->out, "output folder (report.html is written there)")->required();
   cmd->add_option("--split", o->split, "fraction of eligible jobs the model was trained on")->capture_default_str();
-  cmd->add_option("--variant", o->variant, "engine variant (" + engine::variant_names_list() + "), or auto: the one the model was made for")->capture_default_str();
-  cmd->add_option("--isa", o->isa, "pin an instruction set (scalar, avx2, avx512, avx512-vnni, avx512-bf16, avx512-amx)");
-  cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();
+  add_variant_options(*cmd, o->variant, o->isa, o->alpha);
   cmd->add_option("--variants", o->variants, "engine variants of the latency chart (comma list of " + engine::variant_names_list() + ", or all)")->capture_default_str();
   cmd->add_option("--bench-seconds", o->bench_seconds, "time per latency measurement")->capture_default_str();
   add_bound_options(*cmd, o->bounds);

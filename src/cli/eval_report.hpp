@@ -11,7 +11,7 @@
 namespace ttlpred::cli {
 
 nlohmann::json number_or_null(double v);
-// The keys of issue 3: rows_scored, rmse_hours, mae_hours, r2, baseline_rmse_hours,
+// The evaluation protocol's keys: rows_scored, rmse_hours, mae_hours, r2, baseline_rmse_hours,
 // oracle_rmse_hours, kill_rate, mean_safe_ttl_hours, mean_requested_ttl_hours, plus groups;
 // then alpha and kill_rate_above_alpha (overall and per group). Keys are only ever added:
 // scripts outside read them.

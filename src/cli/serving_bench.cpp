@@ -99,11 +99,8 @@ void run_serving_bench(const ServingBenchOptions& o) {
     nlohmann::json j;
     j["serving"] = nlohmann::json::array();
     for (const StageRow& r : rows)
-      j["serving"].push_back({{"variant", r.variant},
-                              {"isa", r.isa},
-                              {"stage", r.stage},
-                              {"median_us", r.st.median_us},
-                              {"p99_us", r.st.p99_us}});
+      j["serving"].push_back({{"variant", r.variant}, {"isa", r.isa}, {"stage", r.stage},
+                              {"median_us", r.st.median_us}, {"p99_us", r.st.p99_us}});
     std::printf("%s\n", j.dump(2).c_str());
     return;
   }

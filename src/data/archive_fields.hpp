@@ -78,4 +78,20 @@ inline bool usable_line(std::string_view& line, std::size_t line_no, bool trunca
   rep.skip(SkipReason::ControlBytes, line_no, "", tmp);
 }
 
+// After parse::split_fields_checked: false (after counting the skip) when the line held a
+// control byte (at control_at) or fewer than the `needed` fields of `format` ("SWF", "GWF").
+inline bool fields_complete(std::string_view line, std::size_t n, std::size_t control_at, std::size_t needed,
+                            std::string_view format, std::size_t line_no, ReadReport& rep) {
+  if (control_at != std::string_view::npos) [[unlikely]] {
+    report_control_byte(line, control_at, line_no, rep);
+    return false;
+  }
+  if (n < needed) [[unlikely]] {
+    rep.skip(SkipReason::TooFewFields, line_no, "",
+             std::to_string(n) + " fields, " + std::string(format) + " has " + std::to_string(needed));
+    return false;
+  }
+  return true;
+}
+
 }  // namespace ttlpred::archive

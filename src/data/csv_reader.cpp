@@ -194,8 +194,7 @@ parse::NumberStatus instant(std::string_view t, double& v) {
 void read_csv(LineSource& src, JobTable& out, ReadReport& rep) { read_csv_mapped(src, out, rep, CsvColumnMap{}); }
 
 void read_csv_mapped(LineSource& src, JobTable& out, ReadReport& rep, const CsvColumnMap& map) {
-  rep.format = "csv";
-  if (rep.path.empty()) rep.path = src.name();
+  rep.begin("csv", src.name());
   std::optional<Header> header;
   std::string_view line;
   std::string pending;  // a record spanning several lines (only with quoted newlines)

@@ -21,8 +21,7 @@ constexpr std::string_view kGwfNames[kGwfFields] = {
 }  // namespace
 
 void read_gwf(LineSource& src, JobTable& out, ReadReport& rep) {
-  rep.format = "gwf";
-  if (rep.path.empty()) rep.path = src.name();
+  rep.begin("gwf", src.name());
   std::string_view line;
   std::string_view f[kGwfFields];
   double v[kNumericGwfFields];
@@ -37,14 +36,7 @@ void read_gwf(LineSource& src, JobTable& out, ReadReport& rep) {
     }
     std::size_t control_at;
     const std::size_t n = parse::split_fields_checked(line, f, kGwfFields, control_at);
-    if (control_at != std::string_view::npos) {
-      archive::report_control_byte(line, control_at, ln, rep);
-      continue;
-    }
-    if (n < kGwfFields) {
-      rep.skip(SkipReason::TooFewFields, ln, "", std::to_string(n) + " fields, GWF has 29");
-      continue;
-    }
+    if (!archive::fields_complete(line, n, control_at, kGwfFields, "GWF", ln, rep)) continue;
     bool ok = true;
     for (int i = 0; i < kNumericGwfFields && ok; ++i)
       ok = archive::numeric_field(f[i], kGwfNames[i], i + 1, "GWF", ln, rep, v[i]);

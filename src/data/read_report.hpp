@@ -51,6 +51,11 @@ struct ReadReport {
   bool all_lines_accounted() const {
     return lines == rows + skipped_total() + comment_lines + continuation_lines;
   }
+  // A reader's start: the format it reads, and `source` as the path unless the caller named one.
+  void begin(std::string_view reader_format, std::string_view source) {
+    format = reader_format;
+    if (path.empty()) path = source;
+  }
   // Counts one skipped row; `field` may be empty when the row as a whole is at fault.
   void skip(SkipReason why, std::size_t line, std::string_view field, std::string_view problem);
 };

@@ -78,35 +78,10 @@ bool unfinished(std::string_view state) {
          state == "STAGE_OUT" || state == "STOPPED" || state == "COMPLETING" || state == "CONFIGURING";
 }
 
-// "4000M", "4G", "2000Mc" (per CPU, Slurm before 21.08), "16Gn" (per node) -> MB in total.
-bool parse_req_mem(std::string_view v, double cpus, double nodes, double& mb) {
-  if (v.empty()) return false;
-  double per = 1;  // multiplier for per-CPU / per-node requests
-  if (v.back() == 'c' || v.back() == 'n') {
-    per = v.back() == 'c' ? cpus : nodes;
-    v.remove_suffix(1);
-  }
-  double unit = 1;  // sacct's default unit is MB
-  if (!v.empty() && std::isalpha(static_cast<unsigned char>(v.back()))) {
-    switch (v.back()) {
-      case 'K': unit = 1.0 / 1024; break;
-      case 'M': unit = 1; break;
-      case 'G': unit = 1024; break;
-      case 'T': unit = 1024.0 * 1024; break;
-      default: return false;
-    }
-    v.remove_suffix(1);
-  }
-  double x = 0;
-  if (parse::number(v, x) != parse::NumberStatus::Ok || x < 0) return false;
-  if (std::isnan(per)) per = 1;
-  mb = x * unit * per;
-  return true;
-}
-
-// MaxRSS: a number of bytes with an optional K/M/G/T suffix (sacct prints "1234K").
-bool parse_rss(std::string_view v, double& mb) {
-  double unit = 1.0 / (1024.0 * 1024.0);
+// A non-negative amount with an optional K/M/G/T suffix, in MB; `bare_unit` is the MB of
+// an amount without a suffix.
+bool parse_megabytes(std::string_view v, double bare_unit, double& mb) {
+  double unit = bare_unit;
   if (!v.empty() && std::isalpha(static_cast<unsigned char>(v.back()))) {
     switch (v.back()) {
       case 'K': unit = 1.0 / 1024; break;
@@ -122,6 +97,23 @@ bool parse_rss(std::string_view v, double& mb) {
   mb = x * unit;
   return true;
 }
+
+// "4000M", "4G", "2000Mc" (per CPU, Slurm before 21.08), "16Gn" (per node) -> MB in total.
+bool parse_req_mem(std::string_view v, double cpus, double nodes, double& mb) {
+  if (v.empty()) return false;
+  double per = 1;  // multiplier for per-CPU / per-node requests
+  if (v.back() == 'c' || v.back() == 'n') {
+    per = v.back() == 'c' ? cpus : nodes;
+    v.remove_suffix(1);
+  }
+  if (!parse_megabytes(v, 1, mb)) return false;  // sacct's default unit is MB
+  if (std::isnan(per)) per = 1;
+  mb *= per;
+  return true;
+}
+
+// MaxRSS: a number of bytes with an optional K/M/G/T suffix (sacct prints "1234K").
+bool parse_rss(std::string_view v, double& mb) { return parse_megabytes(v, 1.0 / (1024.0 * 1024.0), mb); }
 
 // Only the digits of a JobID: "1234" -> 1234; "1234_7" (array task) and "1234+1"
 // (heterogeneous component) give their parent's 1234 as `base` and no id of their own.
@@ -140,8 +132,7 @@ bool split_job_id(std::string_view v, double& id, double& base) {
 }  // namespace
 
 void read_sacct(LineSource& src, JobTable& out, ReadReport& rep) {
-  rep.format = "sacct";
-  if (rep.path.empty()) rep.path = src.name();
+  rep.begin("sacct", src.name());
   std::vector<std::optional<SacctField>> columns;
   std::array<std::size_t, kNumKnown> at{};  // by SacctField: its 1-based column, 0 = absent
   bool have_header = false;

@@ -35,8 +35,7 @@ bool parse_unix_start(std::string_view comment, double& out) {
 }  // namespace
 
 void read_swf(LineSource& src, JobTable& out, ReadReport& rep) {
-  rep.format = "swf";
-  if (rep.path.empty()) rep.path = src.name();
+  rep.begin("swf", src.name());
   double time_offset = 0;
   bool seen_data = false;
   std::string_view line;
@@ -68,14 +67,7 @@ void read_swf(LineSource& src, JobTable& out, ReadReport& rep) {
     if (!ok) {  // the general path: fractions, Alea's text field 20, and every kind of damage
       std::size_t control_at;
       n = parse::split_fields_checked(line, f, 20, control_at);
-      if (control_at != std::string_view::npos) {
-        archive::report_control_byte(line, control_at, ln, rep);
-        continue;
-      }
-      if (n < kSwfFields) {
-        rep.skip(SkipReason::TooFewFields, ln, "", std::to_string(n) + " fields, SWF has 18");
-        continue;
-      }
+      if (!archive::fields_complete(line, n, control_at, kSwfFields, "SWF", ln, rep)) continue;
       ok = true;
       for (int i = 0; i < kSwfFields && ok; ++i) ok = archive::numeric_field(f[i], kSwfNames[i], i + 1, "SWF", ln, rep, v[i]);
       if (!ok) continue;

@@ -206,13 +206,8 @@ std::string format_summary(const TraceSummary& s) {
 }
 
 nlohmann::json summary_to_json(const TraceSummary& s, const ReadReport& r) {
-  nlohmann::json j;
-  j["file"] = r.path;
-  j["format"] = r.format;
-  j["lines"] = r.lines;
-  j["rows"] = r.rows;
-  j["comment_lines"] = r.comment_lines;
-  j["continuation_lines"] = r.continuation_lines;
+  nlohmann::json j = {{"file", r.path}, {"format", r.format}, {"lines", r.lines}, {"rows", r.rows},
+                      {"comment_lines", r.comment_lines}, {"continuation_lines", r.continuation_lines}};
   nlohmann::json by_reason = nlohmann::json::object();
   for (std::size_t i = 0; i < kNumSkipReasons; ++i)
     if (r.skipped[i]) by_reason[std::string(skip_reason_name(static_cast<SkipReason>(i)))] = r.skipped[i];
@@ -224,13 +219,8 @@ nlohmann::json summary_to_json(const TraceSummary& s, const ReadReport& r) {
     const auto& fi = info(c.field);
     nlohmann::json cj = {{"phase", phase_name(fi.phase)}, {"known", c.known}};
     if (fi.kind == FieldKind::Number) {
-      cj["kind"] = "number";
-      cj["unit"] = fi.unit;
-      cj["min"] = c.min;
-      cj["p50"] = c.p50;
-      cj["mean"] = c.mean;
-      cj["p99"] = c.p99;
-      cj["max"] = c.max;
+      cj.update({{"kind", "number"}, {"unit", fi.unit}});
+      cj.update({{"min", c.min}, {"p50", c.p50}, {"mean", c.mean}, {"p99", c.p99}, {"max", c.max}});
     } else {
       cj["kind"] = "category";
       cj["distinct"] = c.distinct;

@@ -105,6 +105,23 @@ struct GemmEntry {
 #define TTLPRED_GEMM(format, fn) \
   ::ttlpred::engine::detail::GemmEntry { ::ttlpred::engine::WeightFormat::format, fn, #fn }
 
+// The six formats every base kernel set covers, each GEMM named by the scheme above from
+// the set's tile (rows x cols), the instruction set its fp32 and bf16 kernels need, the one
+// of its fp16 kernels (dense and 2:4) and the one of its int8 kernels (dense c4, 2:4 c8).
+#define TTLPRED_BASE_GEMMS(tile, float_isa, f16_isa, int8_isa)            \
+  TTLPRED_GEMM(F32, f32_gemm_##tile##__##float_isa),                      \
+      TTLPRED_GEMM(F16, f16_gemm_##tile##__##f16_isa),                    \
+      TTLPRED_GEMM(BF16, bf16_gemm_##tile##__##float_isa),                \
+      TTLPRED_GEMM(QS8, qu8s8_gemm_##tile##c4__##int8_isa),               \
+      TTLPRED_GEMM(F16Sp24, f16_sp24_gemm_##tile##__##f16_isa),           \
+      TTLPRED_GEMM(QS8Sp24, qu8s8_sp24_gemm_##tile##c8__##int8_isa)
+
+// The int8 formats a VNNI set replaces (vpdpbusd: the full 8-bit activation grid), named
+// likewise from its instruction set.
+#define TTLPRED_VNNI_GEMMS(int8_isa)                           \
+  TTLPRED_GEMM(QS8, qu8s8_gemm_8x32c4__##int8_isa),            \
+      TTLPRED_GEMM(QS8Sp24, qu8s8_sp24_gemm_8x32c8__##int8_isa)
+
 // `base`'s GEMMs (none when null), then `gemms`, each under its own format: an entry for a
 // format `base` has replaces it.
 inline KernelSet make_kernel_set(const KernelSet* base, std::initializer_list<GemmEntry> gemms,
@@ -119,6 +136,15 @@ inline KernelSet make_kernel_set(const KernelSet* base, std::initializer_list<Ge
   s.quantize_static = quantize_static;
   s.act_qmax = act_qmax;
   return s;
+}
+
+// A set built on `base`: its row quantizers, its GEMMs with `gemms` in their formats, and
+// the activation range of `act_qmax` (by default the base's).
+inline KernelSet extend_kernel_set(const KernelSet& base, std::initializer_list<GemmEntry> gemms, float act_qmax) {
+  return make_kernel_set(&base, gemms, base.quantize_dynamic, base.quantize_static, act_qmax);
+}
+inline KernelSet extend_kernel_set(const KernelSet& base, std::initializer_list<GemmEntry> gemms) {
+  return extend_kernel_set(base, gemms, base.act_qmax);
 }
 
 const KernelSet& scalar_kernels();

@@ -26,6 +26,16 @@ void get_ring(BinaryReader& r, std::array<float, kMaxLastK>& ring, std::uint32_t
   for (std::uint32_t i = 0; i < k; ++i) ring[i] = r.get<float>();
 }
 
+// The keys of a hash map, in increasing order: what the file lists its entries by.
+template <class Map>
+std::vector<std::uint64_t> sorted_keys(const Map& map) {
+  std::vector<std::uint64_t> keys;
+  keys.reserve(map.size());
+  for (const auto& kv : map) keys.push_back(kv.first);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
 }  // namespace
 
 std::vector<std::uint8_t> HistoryState::to_bytes() const {
@@ -33,10 +43,7 @@ std::vector<std::uint8_t> HistoryState::to_bytes() const {
   cfg_.write(w);
   w.put<std::uint64_t>(observed_);
   // Sorted by key so that equal states give equal files.
-  std::vector<std::uint64_t> order;
-  order.reserve(keys_.size());
-  for (const auto& kv : keys_) order.push_back(kv.first);
-  std::sort(order.begin(), order.end());
+  const std::vector<std::uint64_t> order = sorted_keys(keys_);
   w.put<std::uint64_t>(order.size());
   for (auto key : order) {
     const KeyHistory& h = keys_.at(key);
@@ -62,10 +69,7 @@ std::vector<std::uint8_t> HistoryState::to_bytes() const {
   for (auto key : order) w.put<std::uint64_t>(keys_.at(key).last_seen);
   if (!cfg_.running_stats()) return seal_container(kMagic, kSubmitTimeVersion, w.bytes());
   // Version 4: the running set, by job identifier.
-  std::vector<std::uint64_t> jobs;
-  jobs.reserve(running_.size());
-  for (const auto& kv : running_) jobs.push_back(kv.first);
-  std::sort(jobs.begin(), jobs.end());
+  const std::vector<std::uint64_t> jobs = sorted_keys(running_);
   w.put<std::uint64_t>(jobs.size());
   for (auto job : jobs) {
     const RunningJob& r = running_.at(job);

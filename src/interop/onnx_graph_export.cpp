@@ -43,6 +43,21 @@ void int_attr(onnx::NodeProto* n, const std::string& name, std::int64_t v) {
   a->set_i(v);
 }
 
+// The activation node after a layer's linear output x (none for Activation::None); returns
+// the tensor the next layer reads, the graph output after the last layer.
+std::string add_activation(onnx::GraphProto& g, Activation act, const std::string& x, const std::string& id, bool last) {
+  if (act == Activation::None) return x;
+  const std::string out = last ? std::string(kOutput) : "hidden_" + id;
+  auto* n = add_node(g, act == Activation::Relu ? "Relu" : "LeakyRelu", "activation_" + id, {x}, out);
+  if (act == Activation::LeakyRelu) {
+    auto* a = n->add_attribute();
+    a->set_name("alpha");
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(kLeakyReluSlope);
+  }
+  return out;
+}
+
 }  // namespace
 
 namespace {
@@ -187,18 +202,7 @@ onnx::ModelProto build(const MlpModel& mlp, const Int8Layers* q, const std::stri
       for (int k = at; k < g.node_size() - 1; ++k) g.mutable_node()->SwapElements(k, k + 1);
       const std::string lin = last && layer.act == Activation::None ? std::string(kOutput) : "linear_" + id;
       g.mutable_node(g.node_size() - 1)->add_output(lin);
-      x = lin;
-      if (layer.act != Activation::None) {
-        const std::string out = last ? std::string(kOutput) : "hidden_" + id;
-        auto* n = add_node(g, layer.act == Activation::Relu ? "Relu" : "LeakyRelu", "activation_" + id, {x}, out);
-        if (layer.act == Activation::LeakyRelu) {
-          auto* a = n->add_attribute();
-          a->set_name("alpha");
-          a->set_type(onnx::AttributeProto::FLOAT);
-          a->set_f(kLeakyReluSlope);
-        }
-        x = out;
-      }
+      x = add_activation(g, layer.act, lin, id, last);
       continue;
     }
     if (q) {
@@ -210,18 +214,7 @@ onnx::ModelProto build(const MlpModel& mlp, const Int8Layers* q, const std::stri
     add_float_tensor(g, "bias_" + id, {layer.out}, layer.bias);
     const std::string lin = last && layer.act == Activation::None ? std::string(kOutput) : "linear_" + id;
     int_attr(add_node(g, "Gemm", "dense_" + id, {x, "weight_" + id, "bias_" + id}, lin), "transB", 1);
-    x = lin;
-    if (layer.act != Activation::None) {
-      const std::string out = last ? std::string(kOutput) : "hidden_" + id;
-      auto* n = add_node(g, layer.act == Activation::Relu ? "Relu" : "LeakyRelu", "activation_" + id, {x}, out);
-      if (layer.act == Activation::LeakyRelu) {
-        auto* a = n->add_attribute();
-        a->set_name("alpha");
-        a->set_type(onnx::AttributeProto::FLOAT);
-        a->set_f(kLeakyReluSlope);
-      }
-      x = out;
-    }
+    x = add_activation(g, layer.act, lin, id, last);
   }
   add_io(g.add_output(), kOutput, onnx::TensorProto::FLOAT, mlp.layers.back().out);
   try {

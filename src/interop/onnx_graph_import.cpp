@@ -7,6 +7,8 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <type_traits>
+#include <vector>
 
 #include <onnx/checker.h>
 
@@ -46,6 +48,28 @@ class Importer {
          n.op_type() + "): " + why);
   }
 
+  // values <- the n values of element type T: from raw_data (little-endian) when it is set,
+  // else from the typed field.
+  template <class T, class Typed>
+  void take_values(const onnx::TensorProto& t, const Typed& typed, std::size_t n, const std::string& where,
+                   std::vector<double>& values) const {
+    const std::string& raw = t.raw_data();
+    const std::size_t got = raw.empty() ? static_cast<std::size_t>(typed.size()) : raw.size() / sizeof(T);
+    if (got != n) fail(where + ": " + std::to_string(got) + " values for shape of " + std::to_string(n));
+    if (raw.empty()) {
+      values.assign(typed.begin(), typed.end());
+      return;
+    }
+    if constexpr (std::is_same_v<T, float>)
+      if (raw.size() % sizeof(T)) fail(where + ": raw data not a whole number of floats");
+    values.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      T v;
+      std::memcpy(&v, raw.data() + sizeof(T) * i, sizeof(T));
+      values[i] = static_cast<double>(v);
+    }
+  }
+
   Tensor tensor(const onnx::TensorProto& t, const std::string& where) const {
     Tensor out;
     std::int64_t count = 1;
@@ -61,45 +85,9 @@ class Importer {
       if (got != n) fail(where + ": " + std::to_string(got) + " values for shape of " + std::to_string(n));
     };
     switch (t.data_type()) {
-      case onnx::TensorProto::FLOAT:
-        if (!t.raw_data().empty()) {
-          check(t.raw_data().size() / 4);
-          if (t.raw_data().size() % 4) fail(where + ": raw data not a whole number of floats");
-          out.values.resize(n);
-          for (std::size_t i = 0; i < n; ++i) {
-            float f;
-            std::memcpy(&f, t.raw_data().data() + 4 * i, 4);
-            out.values[i] = f;
-          }
-        } else {
-          check(static_cast<std::size_t>(t.float_data_size()));
-          out.values.assign(t.float_data().begin(), t.float_data().end());
-        }
-        break;
-      case onnx::TensorProto::DOUBLE:
-        if (!t.raw_data().empty()) {
-          check(t.raw_data().size() / 8);
-          out.values.resize(n);
-          for (std::size_t i = 0; i < n; ++i) std::memcpy(&out.values[i], t.raw_data().data() + 8 * i, 8);
-        } else {
-          check(static_cast<std::size_t>(t.double_data_size()));
-          out.values.assign(t.double_data().begin(), t.double_data().end());
-        }
-        break;
-      case onnx::TensorProto::INT64:
-        if (!t.raw_data().empty()) {
-          check(t.raw_data().size() / 8);
-          out.values.resize(n);
-          for (std::size_t i = 0; i < n; ++i) {
-            std::int64_t v;
-            std::memcpy(&v, t.raw_data().data() + 8 * i, 8);
-            out.values[i] = static_cast<double>(v);
-          }
-        } else {
-          check(static_cast<std::size_t>(t.int64_data_size()));
-          out.values.assign(t.int64_data().begin(), t.int64_data().end());
-        }
-        break;
+      case onnx::TensorProto::FLOAT: take_values<float>(t, t.float_data(), n, where, out.values); break;
+      case onnx::TensorProto::DOUBLE: take_values<double>(t, t.double_data(), n, where, out.values); break;
+      case onnx::TensorProto::INT64: take_values<std::int64_t>(t, t.int64_data(), n, where, out.values); break;
       case onnx::TensorProto::INT32:
         check(static_cast<std::size_t>(t.int32_data_size()));
         out.values.assign(t.int32_data().begin(), t.int32_data().end());

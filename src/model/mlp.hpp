@@ -3,12 +3,22 @@
 // The first layer's input is [dense features, embedding of cat 0, embedding of cat 1, ...].
 // This is the contract between the trainer (which fills it), the model file (which stores
 // it) and the inference engine (which compiles it into a packed, fused plan).
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 namespace ttlpred {
 
 enum class Activation : std::uint8_t { None = 0, Relu = 1, LeakyRelu = 2 };
+
+// The activation's name in reports ("none", "relu", "leaky_relu"); "?" for a value outside
+// the enum.
+constexpr const char* activation_name(Activation a) {
+  constexpr const char* kNames[] = {"none", "relu", "leaky_relu"};  // by the enum's value
+  const auto i = static_cast<std::size_t>(a);
+  return i < std::size(kNames) ? kNames[i] : "?";
+}
 inline constexpr float kLeakyReluSlope = 0.01f;
 
 // The activation of one value, in any precision: the definition every scalar path shares

@@ -1,5 +1,5 @@
 #pragma once
-// Scores a model on the tail of a chronological split, as issue 3's protocol says: history
+// Scores a model on the tail of a chronological split by the evaluation protocol: history
 // features of scored jobs use every job finished before their submit time, predictions are
 // capped at the requested TTL, and the safe TTL is judged by how many jobs it would kill
 // that the requested TTL would have let finish.

@@ -6,6 +6,7 @@
 
 #include "data/trace_readers.hpp"
 #include "util/error.hpp"
+#include "util/percent_text.hpp"
 
 namespace ttlpred {
 namespace {
@@ -31,11 +32,7 @@ std::string fraction_text(double v) {
   return b;
 }
 
-std::string percent(double share) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f%%", 100 * share);
-  return b;
-}
+std::string percent(double share) { return percent_text(share, 1); }
 
 }  // namespace
 

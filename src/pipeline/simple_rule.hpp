@@ -1,6 +1,6 @@
 #pragma once
-// The simple rule the safe TTL has to beat (the reference in docs/ACCURACY.md, the same as
-// ../shared/peers/safe_ttl_anchor.py): a job's TTL is
+// The simple rule the safe TTL has to beat (the reference in docs/ACCURACY.md, which the
+// accuracy peers compute the same way): a job's TTL is
 //   min(request, m x q99 of its user's last 200 finished run times)
 // and the request itself for a user with fewer than 5 finished jobs. "Finished" is the
 // history features' rule (split_history.hpp): eligible jobs submitted strictly earlier

@@ -60,6 +60,20 @@ int Predictor::category_position(const std::string& column, const std::string& w
   throw Error(what + ": safe-TTL groups by '" + column + "', which the encoder does not encode");
 }
 
+PredictorOptions predictor_options_named(const std::string& variant, const std::string& isa, double alpha,
+                                         double max_ttl_s, double min_seconds) {
+  PredictorOptions o;
+  o.max_ttl_s = max_ttl_s;
+  o.min_seconds = min_seconds;
+  if (variant == "auto")
+    o.variant_from_model = true;
+  else
+    o.variant = engine::variant_from_name(variant);
+  if (!isa.empty()) o.isa = engine::isa_from_name(isa);
+  o.alpha = alpha;
+  return o;
+}
+
 Predictor Predictor::load(const std::string& path, const PredictorOptions& options) {
   return Predictor(load_model_file(path), options, path);
 }

@@ -48,6 +48,12 @@ struct PredictorOptions {
   static constexpr double kDefaultMinSeconds = 60;
 };
 
+// The options a caller names as text: `variant` an engine variant name, or "auto" (the
+// model's own: variant_from_model); `isa` an instruction-set name, or "" (the host's best).
+// Throws Error on an unknown name.
+PredictorOptions predictor_options_named(const std::string& variant, const std::string& isa, double alpha,
+                                         double max_ttl_s, double min_seconds);
+
 struct Prediction {
   double expected_wall_s = 0;  // in [min_seconds, max_ttl_s], capped at the requested TTL when the job has one
   double safe_ttl_s = 0;       // conformal upper bound at level alpha, bounded likewise

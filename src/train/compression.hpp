@@ -1,5 +1,5 @@
 #pragma once
-// Training for compressed inference (issue 5): quantization-aware training for the engine's
+// Training for compressed inference (the int8 and 2:4 variants): quantization-aware training for the engine's
 // int8-static plans and 2:4 sparsity-aware training, alone or together.
 //
 // QAT fine-tunes a float model while its forward pass computes what an int8-static plan

@@ -1,5 +1,5 @@
 #pragma once
-// Evaluation metrics of issue 3. Run times and TTLs are in seconds; errors are reported in
+// The evaluation protocol's metrics (pipeline/evaluate.hpp). Run times and TTLs are in seconds; errors are reported in
 // hours. A missing requested TTL is NaN.
 #include <cstddef>
 #include <cstdint>

@@ -20,14 +20,7 @@
 namespace ttlpred {
 namespace {
 
-const std::string& model() {
-  static const std::string p = [] {
-    const std::string path = test::temp_dir() + "/cli.model";
-    test::write_hour_scale_test_model(path);
-    return path;
-  }();
-  return p;
-}
+const std::string& model() { return test::hour_scale_test_model("cli.model"); }
 
 std::string trace() { return test::golden_path("cli-trace.csv"); }
 

@@ -35,20 +35,16 @@ TEST(Iso8601, RefusesWhatItDoesNotUnderstand) {
 
 TEST(SlurmDuration, EveryFormOfTheGrammar) {
   double v = 0;
-  ASSERT_TRUE(parse::slurm_duration_seconds("30", v));
-  EXPECT_EQ(v, 1800);  // a bare number is minutes
-  ASSERT_TRUE(parse::slurm_duration_seconds("30:15", v));
-  EXPECT_EQ(v, 1815);
-  ASSERT_TRUE(parse::slurm_duration_seconds("01:10:00", v));
-  EXPECT_EQ(v, 4200);
-  ASSERT_TRUE(parse::slurm_duration_seconds("1-00:00:00", v));
-  EXPECT_EQ(v, 86400);
-  ASSERT_TRUE(parse::slurm_duration_seconds("2-12", v));
-  EXPECT_EQ(v, 216000);
-  ASSERT_TRUE(parse::slurm_duration_seconds("1-02:03", v));
-  EXPECT_EQ(v, 93780);
-  ASSERT_TRUE(parse::slurm_duration_seconds("00:01.500", v));
-  EXPECT_DOUBLE_EQ(v, 1.5);
+  const struct {
+    const char* text;
+    double seconds;
+  } forms[] = {{"30", 1800},  // a bare number is minutes
+               {"30:15", 1815},      {"01:10:00", 4200}, {"1-00:00:00", 86400},
+               {"2-12", 216000},     {"1-02:03", 93780}, {"00:01.500", 1.5}};
+  for (const auto& f : forms) {
+    ASSERT_TRUE(parse::slurm_duration_seconds(f.text, v)) << f.text;
+    EXPECT_DOUBLE_EQ(v, f.seconds) << f.text;
+  }
   for (const char* bad : {"", "UNLIMITED", "1:2:3:4", "-1", "1-", "a:00", "01:00:00.5.5"})
     EXPECT_FALSE(parse::slurm_duration_seconds(bad, v)) << bad;
 }

@@ -11,12 +11,6 @@
 #include "counting_new.hpp"
 #include "feature_test_table.hpp"
 
-namespace {
-// The counting operator new of counting_new.hpp, under the names this file uses.
-std::atomic<bool>& g_counting = ttlpred::test::counting_new::counting;
-std::atomic<std::size_t>& g_allocations = ttlpred::test::counting_new::allocations;
-}  // namespace
-
 namespace ttlpred {
 namespace {
 
@@ -35,25 +29,21 @@ TEST(HotPath, EncodeOneAndHistoryFeaturesDoNotAllocate) {
   std::vector<float> hist(state.width()), dense(enc.dense_width());
   std::vector<std::uint32_t> cats(enc.cat_width());
 
-  g_allocations = 0;
-  g_counting = true;
   double checksum = 0;
-  for (const auto& r : records) {
-    state.features(r, hist.data());
-    enc.encode_one(r, hist.data(), dense.data(), cats.data());
-    checksum += dense[0] + static_cast<double>(cats[0]);
-  }
-  g_counting = false;
-  EXPECT_EQ(g_allocations.load(), 0u);
+  EXPECT_EQ(test::counting_new::allocations_during([&] {
+              for (const auto& r : records) {
+                state.features(r, hist.data());
+                enc.encode_one(r, hist.data(), dense.data(), cats.data());
+                checksum += dense[0] + static_cast<double>(cats[0]);
+              }
+            }),
+            0u);
   EXPECT_TRUE(std::isfinite(checksum));
 
   // The counter works: observing a new key allocates a map node.
   JobRecord fresh = records[1];
   fresh.text(Field::User) = "brand-new-user";
-  g_counting = true;
-  state.observe(fresh);
-  g_counting = false;
-  EXPECT_GT(g_allocations.load(), 0u);
+  EXPECT_GT(test::counting_new::allocations_during([&] { state.observe(fresh); }), 0u);
 }
 
 }  // namespace

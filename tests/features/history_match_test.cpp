@@ -12,6 +12,7 @@
 #include "features/encoder.hpp"
 #include "features/history.hpp"
 #include "feature_test_table.hpp"
+#include "history_replay.hpp"
 #include "test_support.hpp"
 
 namespace ttlpred {
@@ -157,8 +158,7 @@ double start_of(std::span<const double> submit, std::span<const double> wait, st
 // is hidden (its run time unknown).
 TEST(HistoryMatch, FeaturesDoNotChangeWhenLaterStartsAreRemovedAndRunningEndsHidden) {
   const JobTable t = test::random_feature_table(1500, 7);
-  HistoryConfig cfg = HistoryConfig::for_table(t);
-  cfg.at = PredictionTime::Match;
+  const HistoryConfig cfg = test::match_time_config(t);
   const HistoryMatrix full = compute_history(t, cfg);
   const auto submit = t.num(Field::SubmitTime), wait = t.num(Field::WaitTime), wall = t.num(Field::WallTime);
   const std::size_t all_running = cfg.running_offset() + static_cast<std::size_t>(RunningStat::LogCount);
@@ -198,52 +198,34 @@ TEST(HistoryMatch, FeaturesDoNotChangeWhenLaterStartsAreRemovedAndRunningEndsHid
 // gives the batch walk's numbers bit for bit.
 TEST(HistoryMatch, IncrementalStateMatchesBatch) {
   const JobTable t = test::random_feature_table(600, 3);
-  HistoryConfig cfg = HistoryConfig::for_table(t);
-  cfg.at = PredictionTime::Match;
+  const HistoryConfig cfg = test::match_time_config(t);
   const HistoryMatrix batch = compute_history(t, cfg);
   const auto submit = t.num(Field::SubmitTime), wait = t.num(Field::WaitTime), wall = t.num(Field::WallTime);
-  struct Event {
-    double time;
-    int kind;  // 0 = finish, 1 = start
-    double start;
-    std::size_t row;
-  };
-  std::vector<Event> events;
+  std::vector<test::HistoryEvent> events;  // predictions at each job's start
   for (std::size_t i = 0; i < t.rows(); ++i) {
     if (std::isnan(submit[i])) continue;
     const double s = start_of(submit, wait, i);
     events.push_back({s, 1, s, i});
     events.push_back({std::isnan(wall[i]) ? s + kMaxHistoryWallS : s + wall[i], 0, s, i});
   }
-  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-    if (a.time != b.time) return a.time < b.time;
-    if (a.kind != b.kind) return a.kind < b.kind;
-    return a.start != b.start ? a.start < b.start : a.row < b.row;
-  });
   HistoryState state(cfg);
-  JobRecord r;
-  std::vector<float> out(cfg.width());
-  std::size_t compared = 0;
-  for (const auto& e : events) {
-    t.record(e.row, r);
-    if (e.kind == 0) {
-      EXPECT_TRUE(state.stop_running(e.row));
-      state.observe(r);
-    } else {
-      state.features(r, out.data());  // as of its prediction time: its start
-      ASSERT_TRUE(test::same_bits(out.data(), batch.row(e.row), cfg.width())) << "row " << e.row;
-      ASSERT_TRUE(state.start_running(e.row, job_keys(r), e.start));
-      ++compared;
-    }
-  }
+  const std::size_t compared = test::replay_and_compare(
+      t, state, batch, events,
+      [&](const test::HistoryEvent& e, const JobRecord& r) {
+        EXPECT_TRUE(state.stop_running(e.row));
+        state.observe(r);
+      },
+      // Features as of the job's prediction time, its start; then it runs.
+      [&](const test::HistoryEvent& e, const JobRecord& r) {
+        EXPECT_TRUE(state.start_running(e.row, job_keys(r), e.at));
+      });
   EXPECT_GT(compared, 500u);
   EXPECT_EQ(state.running(), 0u);
 }
 
 TEST(HistoryMatch, TheRunningSetSurvivesSaveAndRestore) {
   const JobTable t = test::random_feature_table(300, 9);
-  HistoryConfig cfg = HistoryConfig::for_table(t);
-  cfg.at = PredictionTime::Match;
+  const HistoryConfig cfg = test::match_time_config(t);
   HistoryState state(cfg);
   compute_history(t, state);
   JobRecord r;

@@ -44,6 +44,16 @@ bool python_has(const std::string& python, const std::string& module) {
   return shell(python + " -c 'import " + module + "' >/dev/null 2>&1") == 0;
 }
 
+// The job both ways of answering are compared on (the service's JSON says the same).
+JobRecord alice_mc_job() {
+  JobRecord r;
+  r.text(Field::User) = "alice";
+  r.text(Field::JobType) = "MC";
+  r[Field::CpuCores] = 4;
+  r[Field::RequestedTtl] = 40000;
+  return r;
+}
+
 Prediction predict_one(const Predictor& p, const JobRecord& r) {
   const HistoryState s = p.initial_history();
   Prediction out;
@@ -123,11 +133,7 @@ TEST(OnnxImport, ExportThenImportIsTheSameModel) {
   save_model_file(path, b);
   const Predictor pa = Predictor::load(e.model, {});
   const Predictor pb = Predictor::load(path, {});
-  JobRecord r;
-  r.text(Field::User) = "alice";
-  r.text(Field::JobType) = "MC";
-  r[Field::CpuCores] = 4;
-  r[Field::RequestedTtl] = 40000;
+  JobRecord r = alice_mc_job();
   r[Field::SubmitTime] = 1.7e9 + 30000;
   const Prediction x = predict_one(pa, r), y = predict_one(pb, r);
   EXPECT_EQ(x.expected_wall_s, y.expected_wall_s);
@@ -216,12 +222,7 @@ TEST(OnnxImport, HelperApiMlpServesThroughPredict) {
                                                        : j["predictions"][0]["expected_wall_s"].get<double>();
   EXPECT_GT(served, 0);
   const Predictor p = Predictor::load(model, {});
-  JobRecord r;
-  r.text(Field::User) = "alice";
-  r.text(Field::JobType) = "MC";
-  r[Field::CpuCores] = 4;
-  r[Field::RequestedTtl] = 40000;
-  EXPECT_NEAR(served, predict_one(p, r).expected_wall_s, 1e-6 * served) << res->body;
+  EXPECT_NEAR(served, predict_one(p, alice_mc_job()).expected_wall_s, 1e-6 * served) << res->body;
 }
 
 TEST(OnnxCli, ExportImportAndModelInfoThroughTheProgram) {

@@ -49,14 +49,7 @@ struct Crafted {
   }
 };
 
-std::string refusal(const std::vector<std::uint8_t>& bytes) {
-  try {
-    parse_model_file(bytes, "crafted.model");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(accepted)";
-}
+std::string refusal(const std::vector<std::uint8_t>& bytes) { return test::model_file_refusal(bytes, "crafted.model"); }
 
 TEST(ModelFileSections, MinimalFileOfTheTwoRequiredSectionsLoads) {
   Crafted c;

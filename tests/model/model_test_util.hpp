@@ -1,6 +1,13 @@
 #pragma once
-// A small valid model with deterministic weights, shared by the model tests.
+// A small valid model with deterministic weights, and what a refused model file says: shared
+// by the model tests.
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <vector>
+
 #include "model/mlp.hpp"
+#include "model/model_file.hpp"
 
 namespace ttlpred::test {
 
@@ -22,6 +29,17 @@ inline MlpModel tiny_model() {
     in = out;
   }
   return m;
+}
+
+// What parse_model_file says when it refuses `bytes` read as file `name`; "(accepted)" when
+// it does not.
+inline std::string model_file_refusal(const std::vector<std::uint8_t>& bytes, const std::string& name) {
+  try {
+    parse_model_file(bytes, name);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(accepted)";
 }
 
 }  // namespace ttlpred::test

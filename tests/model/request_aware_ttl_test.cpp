@@ -4,6 +4,7 @@
 #include <random>
 
 #include "model/request_aware_ttl.hpp"
+#include "request_jobs.hpp"
 #include "model/safe_ttl.hpp"
 #include "util/error.hpp"
 
@@ -24,33 +25,20 @@ bool killed_by_request_aware(const RequestAwareCalibration& c, double wall, doub
   return request_aware_score(wall, pred, req, 1.0) > c.exponent(pred / req, alpha) + 1e-6;
 }
 
-struct Jobs {
-  std::vector<float> wall, pred, req;
-};
+using test::Jobs;
 
 // Two kinds of job: "steady" ones (prediction 5-15% of the request, run time within a
 // factor ~1.3 of it) and "limit" ones (prediction 40-60% of the request, a third of them
 // run to the request). One global quantile would hand everyone the request.
 Jobs draw(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  std::normal_distribution<double> n01(0.0, 1.0);
-  Jobs j;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double req = 3600.0 * (1 + 10 * u(rng));
-    double pred, wall;
+  return test::draw_jobs(n, seed, [](std::size_t i, double req, auto& u, auto& n01) {
     if (i % 2 == 0) {
-      pred = req * (0.05 + 0.1 * u(rng));
-      wall = pred * std::exp(0.15 * n01(rng));
-    } else {
-      pred = req * (0.4 + 0.2 * u(rng));
-      wall = u(rng) < 1.0 / 3 ? req * (0.99 + 0.02 * u(rng)) : pred * std::exp(0.3 * n01(rng));
+      const double pred = req * (0.05 + 0.1 * u());
+      return std::pair{pred, pred * std::exp(0.15 * n01())};
     }
-    j.wall.push_back(static_cast<float>(wall));
-    j.pred.push_back(static_cast<float>(std::min(pred, req)));
-    j.req.push_back(static_cast<float>(req));
-  }
-  return j;
+    const double pred = req * (0.4 + 0.2 * u());
+    return std::pair{pred, u() < 1.0 / 3 ? req * (0.99 + 0.02 * u()) : pred * std::exp(0.3 * n01())};
+  });
 }
 
 TEST(RequestAwareTtl, KillsAboutAlphaWithTtlsWellBelowTheRequest) {

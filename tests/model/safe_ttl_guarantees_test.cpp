@@ -14,6 +14,7 @@
 #include <string>
 
 #include "model/request_aware_ttl.hpp"
+#include "request_jobs.hpp"
 #include "model/safe_ttl.hpp"
 #include "util/error.hpp"
 
@@ -47,25 +48,14 @@ TEST(SafeTtlGuarantees, PlainConformalKillsExactlyTheRanksAboveTheQuantile) {
   }
 }
 
-struct Jobs {
-  std::vector<float> wall, pred, req;
-};
+using test::Jobs;
 
 // Half "steady" jobs far below their request, half near it, a third of those running to it.
 Jobs draw(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  std::normal_distribution<double> n01(0.0, 1.0);
-  Jobs j;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double req = 3600.0 * (1 + 10 * u(rng));
-    const double pred = req * (i % 2 == 0 ? 0.05 + 0.1 * u(rng) : 0.4 + 0.2 * u(rng));
-    const double wall = i % 2 == 1 && u(rng) < 1.0 / 3 ? req * (0.99 + 0.02 * u(rng)) : pred * std::exp(0.3 * n01(rng));
-    j.wall.push_back(static_cast<float>(wall));
-    j.pred.push_back(static_cast<float>(pred));
-    j.req.push_back(static_cast<float>(req));
-  }
-  return j;
+  return test::draw_jobs(n, seed, [](std::size_t i, double req, auto& u, auto& n01) {
+    const double pred = req * (i % 2 == 0 ? 0.05 + 0.1 * u() : 0.4 + 0.2 * u());
+    return std::pair{pred, i % 2 == 1 && u() < 1.0 / 3 ? req * (0.99 + 0.02 * u()) : pred * std::exp(0.3 * n01())};
+  });
 }
 
 TEST(SafeTtlGuarantees, RequestAwareKillsAtMostTheBudgetOnItsCalibrationRows) {

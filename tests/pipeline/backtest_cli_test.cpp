@@ -89,15 +89,18 @@ TEST(BacktestCommand, OutWritesTheReportPage) {
 TEST(BacktestCommand, RefusesBadOptionsNamingThem) {
   const std::string trace = small_trace();
   if (trace.empty()) GTEST_SKIP() << "build the ttlpred target to run this test";
-  std::string out;
-  EXPECT_NE(test::run_cli("backtest --data '" + trace + "' --splits 0.8,0.6", &out), 0);
-  EXPECT_NE(out.find("--splits must be strictly ascending"), std::string::npos) << out;
-  EXPECT_NE(test::run_cli("backtest --data '" + trace + "' --splits 0.5,x", &out), 0);
-  EXPECT_NE(out.find("--splits: 'x' is not a number"), std::string::npos) << out;
-  EXPECT_NE(test::run_cli("backtest --data '" + trace + "' --methods static,magic", &out), 0);
-  EXPECT_NE(out.find("unknown calibration method 'magic'"), std::string::npos) << out;
-  EXPECT_NE(test::run_cli("backtest --data '" + trace + "' --alphas 0.01,1.5", &out), 0);
-  EXPECT_NE(out.find("--alphas"), std::string::npos) << out;
+  const struct {
+    const char* options;
+    const char* says;
+  } refused[] = {{"--splits 0.8,0.6", "--splits must be strictly ascending"},
+                 {"--splits 0.5,x", "--splits: 'x' is not a number"},
+                 {"--methods static,magic", "unknown calibration method 'magic'"},
+                 {"--alphas 0.01,1.5", "--alphas"}};
+  for (const auto& r : refused) {
+    std::string out;
+    EXPECT_NE(test::run_cli("backtest --data '" + trace + "' " + r.options, &out), 0) << r.options;
+    EXPECT_NE(out.find(r.says), std::string::npos) << out;
+  }
 }
 
 }  // namespace

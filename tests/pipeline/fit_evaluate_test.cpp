@@ -59,7 +59,7 @@ TEST(Pipeline, FitThenEvaluateBeatsTheStaticTtlAndKillsAboutAlpha) {
   }
 }
 
-// Issue 5's recipe end to end: train fp32, fine-tune for each compressed variant, score
+// The compressed-variant recipe end to end: train fp32, fine-tune for each compressed variant, score
 // that variant. Each stays close to the fp32 model (the 1 % goal is for the full traces;
 // this 6 k-job trace moves by more between any two trainings).
 TEST(Pipeline, CompressedFineTunesKeepTheFp32Accuracy) {

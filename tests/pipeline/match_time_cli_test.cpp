@@ -19,10 +19,8 @@ nlohmann::json json_of(const std::string& out) { return nlohmann::json::parse(ou
 TEST(MatchTimeCommand, AMatchTimeModelIsScoredAndPredictedAtMatchTime) {
   const std::string dir = test::temp_dir();
   const std::string trace = "'" + dir + "/t.csv'", model = "'" + dir + "/m.ttlp'";
+  if (!test::generate_trace(trace, 3000, 7)) GTEST_SKIP() << "build the ttlpred target to run this test";
   std::string out;
-  const int rc = test::run_cli("generate --jobs 3000 --seed 7 --out " + trace, &out);
-  if (rc == 127) GTEST_SKIP() << "build the ttlpred target to run this test";
-  ASSERT_EQ(rc, 0) << out;
   ASSERT_EQ(test::run_cli("train --data " + trace + " --split 0.8 --epochs 3 --quiet --at match --censored on --out " + model,
                           &out),
             0)

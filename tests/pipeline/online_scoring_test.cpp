@@ -18,19 +18,24 @@ namespace {
 
 using test::hundred_residuals;
 
-// Jobs every 10 s, no wait, 100 s predicted. Job 0 runs `first_wall` seconds; the others 50 s.
-JobTable trace(double first_wall) {
+// 40 jobs of user "u" every 10 s, no wait, 50 s each, but job `odd` runs `odd_wall`
+// seconds; with a request of `request` s when > 0.
+JobTable steady_jobs(int odd, double odd_wall, double request = 0) {
   JobTable t;
   for (int i = 0; i < 40; ++i) {
     JobRecord r;
     r[Field::SubmitTime] = 10.0 * i;
     r[Field::WaitTime] = 0;
-    r[Field::WallTime] = i == 0 ? first_wall : 50;
+    r[Field::WallTime] = i == odd ? odd_wall : 50;
+    if (request > 0) r[Field::RequestedTtl] = request;
     r.text(Field::User) = "u";
     t.append(r);
   }
   return t;
 }
+
+// 100 s predicted for every job; job 0 runs `first_wall` seconds.
+JobTable trace(double first_wall) { return steady_jobs(0, first_wall); }
 
 std::vector<double> ttls(const JobTable& t) {
   std::vector<std::size_t> rows(t.rows());
@@ -92,17 +97,7 @@ TEST(SimpleRule, InterpolatedQuantileMatchesNumpy) {
 // request of `request` s when > 0. Job j has seen the j - 4 jobs 0..j-5 finish (each 50 s,
 // job 30 finishing after the last submit), so rows 9..39 have a q99 of exactly 50 s.
 ChronologicalSplit history_trace(double long_wall, double request) {
-  JobTable t;
-  for (int i = 0; i < 40; ++i) {
-    JobRecord r;
-    r[Field::SubmitTime] = 10.0 * i;
-    r[Field::WaitTime] = 0;
-    r[Field::WallTime] = i == 30 ? long_wall : 50;
-    if (request > 0) r[Field::RequestedTtl] = request;
-    r.text(Field::User) = "u";
-    t.append(r);
-  }
-  return chronological_split(std::move(t), 0.5);
+  return chronological_split(steady_jobs(30, long_wall, request), 0.5);
 }
 
 TEST(SimpleRule, ResidualsAreTheLogRatioToTheUsersQ99) {

@@ -1,5 +1,5 @@
 // `ttlpred train --init M --qat int8 --sparsity 2:4` and `eval --variant V` as scripts call
-// them (issue 5's interface).
+// them (the fine-tune interface for the compressed variants).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -14,10 +14,8 @@ namespace {
 TEST(TrainCommand, FineTunesForCompressedVariantsThatEvalScores) {
   const std::string dir = test::temp_dir();
   const std::string trace = "'" + dir + "/t.csv'", base = "'" + dir + "/base.ttlp'";
+  if (!test::generate_trace(trace, 3000, 5)) GTEST_SKIP() << "build the ttlpred target to run this test";
   std::string out;
-  const int rc = test::run_cli("generate --jobs 3000 --seed 5 --out " + trace, &out);
-  if (rc == 127) GTEST_SKIP() << "build the ttlpred target to run this test";
-  ASSERT_EQ(rc, 0) << out;
   ASSERT_EQ(test::run_cli("train --data " + trace + " --split 0.8 --epochs 6 --quiet --out " + base, &out), 0) << out;
 
   ASSERT_NE(test::run_cli("train --data " + trace + " --init " + base + " --sparsity 3:8 --out '" + dir + "/x.ttlp'", &out), 0);

@@ -15,12 +15,6 @@
 #include "test_support.hpp"
 #include "counting_new.hpp"
 
-namespace {
-// The counting operator new of counting_new.hpp, under the names this file uses.
-std::atomic<bool>& g_counting = ttlpred::test::counting_new::counting;
-std::atomic<std::size_t>& g_allocations = ttlpred::test::counting_new::allocations;
-}  // namespace
-
 namespace ttlpred {
 namespace {
 
@@ -40,25 +34,21 @@ TEST(PredictHotPath, NoHeapAllocationAfterTheFirstCallOfABatchSize) {
   std::vector<Prediction> out(jobs.size());
   p.predict(jobs, history, out);  // first call: the thread's scratch grows to 8 jobs
 
-  g_allocations = 0;
-  g_counting = true;
   double checksum = 0;
-  for (int round = 0; round < 100; ++round) {
-    p.predict(jobs, history, out);
-    p.predict(std::span<const JobRecord>(jobs.data(), 3), history, std::span<Prediction>(out.data(), 3));
-    checksum += out[0].safe_ttl_s;
-  }
-  g_counting = false;
-  EXPECT_EQ(g_allocations.load(), 0u);
+  EXPECT_EQ(test::counting_new::allocations_during([&] {
+              for (int round = 0; round < 100; ++round) {
+                p.predict(jobs, history, out);
+                p.predict(std::span<const JobRecord>(jobs.data(), 3), history, std::span<Prediction>(out.data(), 3));
+                checksum += out[0].safe_ttl_s;
+              }
+            }),
+            0u);
   EXPECT_GT(checksum, 0.0);
 
   // The counter works: a larger batch grows the scratch once.
   std::vector<JobRecord> more(64, jobs[1]);
   std::vector<Prediction> more_out(more.size());
-  g_counting = true;
-  p.predict(more, history, more_out);
-  g_counting = false;
-  EXPECT_GT(g_allocations.load(), 0u);
+  EXPECT_GT(test::counting_new::allocations_during([&] { p.predict(more, history, more_out); }), 0u);
 }
 
 }  // namespace

@@ -23,14 +23,7 @@
 namespace ttlpred {
 namespace {
 
-const std::string& model_path() {
-  static const std::string p = [] {
-    const std::string path = test::temp_dir() + "/predict.model";
-    test::write_hour_scale_test_model(path);
-    return path;
-  }();
-  return p;
-}
+const std::string& model_path() { return test::hour_scale_test_model("predict.model"); }
 
 std::string construction_error(ModelFile m, const PredictorOptions& o) {
   try {

@@ -134,9 +134,9 @@ void all_panels(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::s
       for (std::uint32_t j = 0; j < (two ? 2u : 1u); ++j) {
         const std::uint32_t n = (p + j) * kPanel;
         if constexpr (Bf16)
-          T::finish_float(L, c, m0 + r, n, V::load(reinterpret_cast<const float*>(buf[r] + 16 * j)));
+          T::finish_sum(L, c, m0 + r, n, V::load(reinterpret_cast<const float*>(buf[r] + 16 * j)));
         else
-          T::finish_int(L, c, m0 + r, n, V::load_i(buf[r] + 16 * j));
+          T::finish_sum(L, c, m0 + r, n, V::load_i(buf[r] + 16 * j));
       }
   }
 }
@@ -181,11 +181,8 @@ void qu8s8_gemm_32x32c4__amx(const PackedLayer& L, const LayerCall& c) {
 }  // namespace
 
 const KernelSet& avx512amx_kernels() {
-  const KernelSet& base = avx512bf16_kernels();
-  static const KernelSet set = make_kernel_set(&base,
-                                               {TTLPRED_GEMM(BF16Tiles, bf16_gemm_32x32c2__amx),
-                                                TTLPRED_GEMM(QS8Tiles, qu8s8_gemm_32x32c4__amx)},
-                                               base.quantize_dynamic, base.quantize_static, base.act_qmax);
+  static const KernelSet set = extend_kernel_set(
+      avx512bf16_kernels(), {TTLPRED_GEMM(BF16Tiles, bf16_gemm_32x32c2__amx), TTLPRED_GEMM(QS8Tiles, qu8s8_gemm_32x32c4__amx)});
   return set;
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "engine/arch/tile_pointers.hpp"
 #include "engine/kernels.hpp"
 
 namespace ttlpred::engine::detail {
@@ -67,12 +68,13 @@ inline void finish8(const PackedLayer& L, const LayerCall& c, std::size_t m, std
   store8(c, m, n, v);
 }
 
-inline void finish8_float(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t n, __m256 acc) {
+// The epilogue of 8 float sums (bias added), or of 8 int32 sums (dequantized).
+inline void finish8_sum(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t n, __m256 acc) {
   if (!c.raw) acc = _mm256_add_ps(acc, _mm256_loadu_ps(L.bias + n));
   finish8(L, c, m, n, acc);
 }
 
-inline void finish8_int(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t n, __m256i acc) {
+inline void finish8_sum(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t n, __m256i acc) {
   __m256 v = _mm256_cvtepi32_ps(acc);
   if (c.row_scale) {
     v = _mm256_fnmadd_ps(_mm256_set1_ps(c.row_zp[m]), _mm256_loadu_ps(L.wsum + n), v);
@@ -80,6 +82,27 @@ inline void finish8_int(const PackedLayer& L, const LayerCall& c, std::size_t m,
   }
   v = _mm256_fmadd_ps(v, _mm256_loadu_ps(L.col_scale + n), _mm256_loadu_ps(L.bias + n));
   finish8(L, c, m, n, v);
+}
+
+// The accumulators of every AVX2 tile: MR rows x NP panels, each panel two 8-column halves.
+template <class A, int MR, int NP>
+[[gnu::always_inline]] inline void zero_tile(A (&acc)[MR][NP][2], A z) {
+  #pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+    #pragma GCC unroll 16
+    for (int j = 0; j < NP; ++j) acc[r][j][0] = acc[r][j][1] = z;
+}
+// The fused epilogue over all of them: float sums, or int32 ones to dequantize.
+template <class A, int MR, int NP>
+[[gnu::always_inline]] inline void finish_tile(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0, A (&acc)[MR][NP][2]) {
+  #pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+    #pragma GCC unroll 16
+    for (int j = 0; j < NP; ++j) {
+      const std::uint32_t n = (p0 + j) * kPanel;
+      finish8_sum(L, c, m0 + r, n, acc[r][j][0]);
+      finish8_sum(L, c, m0 + r, n + 8, acc[r][j][1]);
+    }
 }
 
 // Walks the output in tiles of MR rows x NP panels. Full 4-row tiles go panel by panel so
@@ -102,6 +125,18 @@ void drive(const PackedLayer& L, const LayerCall& c) {
     for (; p + 4 <= L.panels; p += 4) Tile<1, 4>::run(L, c, full, p);
     for (; p + 2 <= L.panels; p += 2) Tile<1, 2>::run(L, c, full, p);
     for (; p < L.panels; ++p) Tile<1, 1>::run(L, c, full, p);
+  }
+}
+
+// drive() over Tile<P, KC>, KC the layer's input width `width` when it is 64, 128 or 256
+// (a trip count known at compile time), else over Tile<P, 0> (any width).
+template <template <class, int> class Tile, class P>
+void drive_by_width(const PackedLayer& L, const LayerCall& c, std::uint32_t width) {
+  switch (width) {
+    case 64: drive<Tile<P, 64>::template T>(L, c); break;
+    case 128: drive<Tile<P, 128>::template T>(L, c); break;
+    case 256: drive<Tile<P, 256>::template T>(L, c); break;
+    default: drive<Tile<P, 0>::template T>(L, c); break;
   }
 }
 

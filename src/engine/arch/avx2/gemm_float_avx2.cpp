@@ -39,17 +39,11 @@ struct FloatTile {
     static void run(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0) {
       const std::uint32_t K = KC > 0 ? static_cast<std::uint32_t>(KC) : L.in;
       const float* x[MR];
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r) x[r] = static_cast<const float*>(c.x) + (m0 + r) * c.x_stride;
+      row_ptrs(c, m0, x);
       const typename W::T* w[NP];
-      #pragma GCC unroll 16
-      for (int j = 0; j < NP; ++j)
-        w[j] = static_cast<const typename W::T*>(L.weights) + std::size_t{p0 + j} * K * kPanel;
+      panel_ptrs(L.weights, p0, std::size_t{K} * kPanel, w);
       __m256 acc[MR][NP][2];
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r)
-        #pragma GCC unroll 16
-        for (int j = 0; j < NP; ++j) acc[r][j][0] = acc[r][j][1] = _mm256_setzero_ps();
+      zero_tile(acc, _mm256_setzero_ps());
       for (std::uint32_t k = 0; k < K; ++k) {
         __m256 xb[MR];
         #pragma GCC unroll 16
@@ -65,26 +59,14 @@ struct FloatTile {
           }
         }
       }
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r)
-        #pragma GCC unroll 16
-        for (int j = 0; j < NP; ++j) {
-          const std::uint32_t n = (p0 + j) * kPanel;
-          finish8_float(L, c, m0 + r, n, acc[r][j][0]);
-          finish8_float(L, c, m0 + r, n + 8, acc[r][j][1]);
-        }
+      finish_tile(L, c, m0, p0, acc);
     }
   };
 };
 
 template <class W>
 void gemm(const PackedLayer& L, const LayerCall& c) {
-  switch (L.in) {
-    case 64: drive<FloatTile<W, 64>::template T>(L, c); break;
-    case 128: drive<FloatTile<W, 128>::template T>(L, c); break;
-    case 256: drive<FloatTile<W, 256>::template T>(L, c); break;
-    default: drive<FloatTile<W, 0>::template T>(L, c); break;
-  }
+  drive_by_width<FloatTile, W>(L, c, L.in);
 }
 
 }  // namespace

@@ -18,12 +18,7 @@ struct MaddubsDot {
 }  // namespace
 
 void qu8s8_gemm_4x16c4__avx2(const PackedLayer& L, const LayerCall& c) {
-  switch (L.in_padded) {
-    case 64: drive<Qs8Tile<MaddubsDot, 64>::template T>(L, c); break;
-    case 128: drive<Qs8Tile<MaddubsDot, 128>::template T>(L, c); break;
-    case 256: drive<Qs8Tile<MaddubsDot, 256>::template T>(L, c); break;
-    default: drive<Qs8Tile<MaddubsDot, 0>::template T>(L, c); break;
-  }
+  drive_by_width<Qs8Tile, MaddubsDot>(L, c, L.in_padded);
 }
 
 void qu8s8_sp24_gemm_4x16c8__avx2(const PackedLayer& L, const LayerCall& c) { drive<Qs8SparseTile<MaddubsDot>::template T>(L, c); }

@@ -11,36 +11,25 @@ namespace {
 template <int MR, int NP>
 struct F16SparseTile {
   static void run(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0) {
-    const std::uint32_t groups = L.in_padded / 4;
+    const F16SparsePanels<NP> w(L, p0);
     const float* x[MR];
-    #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) x[r] = static_cast<const float*>(c.x) + (m0 + r) * c.x_stride;
-    const std::uint16_t* v[NP];
-    const std::uint64_t* idx[NP];
-    #pragma GCC unroll 16
-    for (int j = 0; j < NP; ++j) {
-      v[j] = static_cast<const std::uint16_t*>(L.weights) + std::size_t{p0 + j} * groups * 2 * kPanel;
-      idx[j] = static_cast<const std::uint64_t*>(L.aux) + std::size_t{p0 + j} * groups;
-    }
+    row_ptrs(c, m0, x);
     const __m256i sh0 = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
     const __m256i sh1 = _mm256_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30);
     __m256 acc[MR][NP][2];
-    #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r)
-      #pragma GCC unroll 16
-      for (int j = 0; j < NP; ++j) acc[r][j][0] = acc[r][j][1] = _mm256_setzero_ps();
-    for (std::uint32_t g = 0; g < groups; ++g) {
+    zero_tile(acc, _mm256_setzero_ps());
+    for (std::uint32_t g = 0; g < w.groups; ++g) {
       __m256 xg[MR];
       #pragma GCC unroll 16
       for (int r = 0; r < MR; ++r) xg[r] = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(x[r] + 4 * g));
       #pragma GCC unroll 16
       for (int j = 0; j < NP; ++j) {
-        const std::uint64_t bits = idx[j][g];
+        const std::uint64_t bits = w.pos[j][g];
         const __m256i blo = _mm256_set1_epi32(static_cast<std::int32_t>(static_cast<std::uint32_t>(bits)));
         const __m256i bhi = _mm256_set1_epi32(static_cast<std::int32_t>(static_cast<std::uint32_t>(bits >> 32)));
         const __m256i i0lo = _mm256_srlv_epi32(blo, sh0), i1lo = _mm256_srlv_epi32(blo, sh1);
         const __m256i i0hi = _mm256_srlv_epi32(bhi, sh0), i1hi = _mm256_srlv_epi32(bhi, sh1);
-        const auto* vp = reinterpret_cast<const __m128i*>(v[j] + std::size_t{g} * 2 * kPanel);
+        const auto* vp = reinterpret_cast<const __m128i*>(w.v[j] + std::size_t{g} * 2 * kPanel);
         const __m256 v0lo = _mm256_cvtph_ps(_mm_loadu_si128(vp)), v0hi = _mm256_cvtph_ps(_mm_loadu_si128(vp + 1));
         const __m256 v1lo = _mm256_cvtph_ps(_mm_loadu_si128(vp + 2)), v1hi = _mm256_cvtph_ps(_mm_loadu_si128(vp + 3));
         #pragma GCC unroll 16
@@ -52,14 +41,7 @@ struct F16SparseTile {
         }
       }
     }
-    #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r)
-      #pragma GCC unroll 16
-      for (int j = 0; j < NP; ++j) {
-        const std::uint32_t n = (p0 + j) * kPanel;
-        finish8_float(L, c, m0 + r, n, acc[r][j][0]);
-        finish8_float(L, c, m0 + r, n + 8, acc[r][j][1]);
-      }
+    finish_tile(L, c, m0, p0, acc);
   }
 };
 

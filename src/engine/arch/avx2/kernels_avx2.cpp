@@ -1,11 +1,10 @@
 // The AVX2 kernel set, and the AVX2 row quantizers (min/max scan, scale, round, pack).
 #include "engine/arch/avx2/common_avx2.hpp"
 #include "engine/arch/avx2/kernels_avx2.hpp"
+#include "engine/arch/quantize_rows.hpp"
 
 namespace ttlpred::engine::detail {
 namespace {
-
-float clampf(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
 // Quantizes cols values of one row; the tail past the last multiple of 8 goes through a
 // zero-padded temporary so that the vector code never reads past the row.
@@ -29,58 +28,43 @@ void quantize_row(const float* x, std::size_t cols, std::uint8_t* q, float inv_s
   }
 }
 
+// Widens [lo, hi] over the row's cols values: 8 lanes at a time, then the tail.
+void range_of_row(const float* xr, std::size_t cols, float& lo, float& hi) {
+  __m256 vlo = _mm256_setzero_ps(), vhi = _mm256_setzero_ps();
+  std::size_t k = 0;
+  for (; k + 8 <= cols; k += 8) {
+    const __m256 v = _mm256_loadu_ps(xr + k);
+    vlo = _mm256_min_ps(vlo, v);
+    vhi = _mm256_max_ps(vhi, v);
+  }
+  alignas(32) float lo8[8], hi8[8];
+  _mm256_store_ps(lo8, vlo);
+  _mm256_store_ps(hi8, vhi);
+  for (int i = 0; i < 8; ++i) {
+    lo = lo8[i] < lo ? lo8[i] : lo;
+    hi = hi8[i] > hi ? hi8[i] : hi;
+  }
+  for (; k < cols; ++k) {
+    lo = xr[k] < lo ? xr[k] : lo;
+    hi = xr[k] > hi ? xr[k] : hi;
+  }
+}
+
 }  // namespace
 
 void quantize_dynamic_avx2(const float* x, std::size_t rows, std::size_t cols, std::size_t x_stride, std::uint8_t* q,
-                      std::size_t q_stride, std::size_t cols_padded, float qmax, float* row_scale, float* row_zp) {
-  for (std::size_t m = 0; m < rows; ++m) {
-    const float* xr = x + m * x_stride;
-    __m256 vlo = _mm256_setzero_ps(), vhi = _mm256_setzero_ps();
-    std::size_t k = 0;
-    for (; k + 8 <= cols; k += 8) {
-      const __m256 v = _mm256_loadu_ps(xr + k);
-      vlo = _mm256_min_ps(vlo, v);
-      vhi = _mm256_max_ps(vhi, v);
-    }
-    alignas(32) float lo8[8], hi8[8];
-    _mm256_store_ps(lo8, vlo);
-    _mm256_store_ps(hi8, vhi);
-    float lo = 0.0f, hi = 0.0f;
-    for (int i = 0; i < 8; ++i) {
-      lo = lo8[i] < lo ? lo8[i] : lo;
-      hi = hi8[i] > hi ? hi8[i] : hi;
-    }
-    for (; k < cols; ++k) {
-      lo = xr[k] < lo ? xr[k] : lo;
-      hi = xr[k] > hi ? xr[k] : hi;
-    }
-    const float scale = hi > lo ? (hi - lo) / qmax : 1.0f;
-    const float zp = clampf(__builtin_nearbyintf(-lo / scale), 0.0f, qmax);
-    std::uint8_t* qr = q + m * q_stride;
-    quantize_row(xr, cols, qr, 1.0f / scale, zp, qmax);
-    std::memset(qr + cols, static_cast<int>(zp), cols_padded - cols);
-    row_scale[m] = scale;
-    row_zp[m] = zp;
-  }
+                           std::size_t q_stride, std::size_t cols_padded, float qmax, float* row_scale, float* row_zp) {
+  quantize_rows_dynamic<range_of_row, quantize_row>(x, rows, cols, x_stride, q, q_stride, cols_padded, qmax, row_scale,
+                                                    row_zp);
 }
 
 void quantize_static_avx2(const float* x, std::size_t rows, std::size_t cols, std::size_t x_stride, std::uint8_t* q,
-                     std::size_t q_stride, std::size_t cols_padded, float inv_scale, float zp, float qmax) {
-  for (std::size_t m = 0; m < rows; ++m) {
-    std::uint8_t* qr = q + m * q_stride;
-    quantize_row(x + m * x_stride, cols, qr, inv_scale, zp, qmax);
-    std::memset(qr + cols, static_cast<int>(zp), cols_padded - cols);
-  }
+                          std::size_t q_stride, std::size_t cols_padded, float inv_scale, float zp, float qmax) {
+  quantize_rows_static<quantize_row>(x, rows, cols, x_stride, q, q_stride, cols_padded, inv_scale, zp, qmax);
 }
 
 const KernelSet& avx2_kernels() {
-  static const KernelSet set = make_kernel_set(nullptr,
-                                               {TTLPRED_GEMM(F32, f32_gemm_4x16__avx2_fma),
-                                                TTLPRED_GEMM(F16, f16_gemm_4x16__avx2_f16c),
-                                                TTLPRED_GEMM(BF16, bf16_gemm_4x16__avx2_fma),
-                                                TTLPRED_GEMM(QS8, qu8s8_gemm_4x16c4__avx2),
-                                                TTLPRED_GEMM(F16Sp24, f16_sp24_gemm_4x16__avx2_f16c),
-                                                TTLPRED_GEMM(QS8Sp24, qu8s8_sp24_gemm_4x16c8__avx2)},
+  static const KernelSet set = make_kernel_set(nullptr, {TTLPRED_BASE_GEMMS(4x16, avx2_fma, avx2_f16c, avx2)},
                                                quantize_dynamic_avx2, quantize_static_avx2, 127.0f);
   return set;
 }

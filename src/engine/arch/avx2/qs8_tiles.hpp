@@ -15,17 +15,11 @@ struct Qs8Tile {
     static void run(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0) {
       const std::uint32_t groups = (KC > 0 ? static_cast<std::uint32_t>(KC) : L.in_padded) / 4;
       const std::uint8_t* x[MR];
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r) x[r] = static_cast<const std::uint8_t*>(c.x) + (m0 + r) * c.x_stride;
+      row_ptrs(c, m0, x);
       const std::int8_t* w[NP];
-      #pragma GCC unroll 16
-      for (int j = 0; j < NP; ++j)
-        w[j] = static_cast<const std::int8_t*>(L.weights) + std::size_t{p0 + j} * groups * kPanel * 4;
+      panel_ptrs(L.weights, p0, std::size_t{groups} * kPanel * 4, w);
       __m256i acc[MR][NP][2];
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r)
-        #pragma GCC unroll 16
-        for (int j = 0; j < NP; ++j) acc[r][j][0] = acc[r][j][1] = _mm256_setzero_si256();
+      zero_tile(acc, _mm256_setzero_si256());
       for (std::uint32_t g = 0; g < groups; ++g) {
         __m256i xb[MR];
         #pragma GCC unroll 16
@@ -45,14 +39,7 @@ struct Qs8Tile {
           }
         }
       }
-      #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r)
-        #pragma GCC unroll 16
-        for (int j = 0; j < NP; ++j) {
-          const std::uint32_t n = (p0 + j) * kPanel;
-          finish8_int(L, c, m0 + r, n, acc[r][j][0]);
-          finish8_int(L, c, m0 + r, n + 8, acc[r][j][1]);
-        }
+      finish_tile(L, c, m0, p0, acc);
     }
   };
 };
@@ -69,23 +56,12 @@ struct Qs8SparseTile {
 template <int MR, int NP>
 struct T {
   static void run(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0) {
-    const std::uint32_t groups = L.in_padded / 8;
+    const Qs8SparsePanels<NP> w(L, p0);
     const std::uint8_t* x[MR];
-    #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) x[r] = static_cast<const std::uint8_t*>(c.x) + (m0 + r) * c.x_stride;
-    const std::int8_t* v[NP];
-    const std::uint8_t* codes[NP];
-    #pragma GCC unroll 16
-    for (int j = 0; j < NP; ++j) {
-      v[j] = static_cast<const std::int8_t*>(L.weights) + std::size_t{p0 + j} * groups * kPanel * 4;
-      codes[j] = static_cast<const std::uint8_t*>(L.aux) + std::size_t{p0 + j} * groups * kPanel;
-    }
+    row_ptrs(c, m0, x);
     __m256i acc[MR][NP][2];
-    #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r)
-      #pragma GCC unroll 16
-      for (int j = 0; j < NP; ++j) acc[r][j][0] = acc[r][j][1] = _mm256_setzero_si256();
-    for (std::uint32_t g = 0; g < groups; ++g) {
+    zero_tile(acc, _mm256_setzero_si256());
+    for (std::uint32_t g = 0; g < w.groups; ++g) {
       __m256i xb[MR];
       #pragma GCC unroll 16
       for (int r = 0; r < MR; ++r) {
@@ -95,11 +71,11 @@ struct T {
       }
       #pragma GCC unroll 16
       for (int j = 0; j < NP; ++j) {
-        const std::uint8_t* cp = codes[j] + std::size_t{g} * kPanel;
+        const std::uint8_t* cp = w.pos[j] + std::size_t{g} * kPanel;
         const __m256i ctl_lo = shuffle_control(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(cp))));
         const __m256i ctl_hi =
             shuffle_control(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(cp + 8))));
-        const auto* wp = reinterpret_cast<const __m256i*>(v[j] + std::size_t{g} * kPanel * 4);
+        const auto* wp = reinterpret_cast<const __m256i*>(w.v[j] + std::size_t{g} * kPanel * 4);
         const __m256i wlo = _mm256_loadu_si256(wp), whi = _mm256_loadu_si256(wp + 1);
         #pragma GCC unroll 16
         for (int r = 0; r < MR; ++r) {
@@ -109,14 +85,7 @@ struct T {
         }
       }
     }
-    #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r)
-      #pragma GCC unroll 16
-      for (int j = 0; j < NP; ++j) {
-        const std::uint32_t n = (p0 + j) * kPanel;
-        finish8_int(L, c, m0 + r, n, acc[r][j][0]);
-        finish8_int(L, c, m0 + r, n + 8, acc[r][j][1]);
-      }
+    finish_tile(L, c, m0, p0, acc);
   }
 };
 };

@@ -18,13 +18,7 @@ constexpr GemmFn qu8s8_sp24_gemm_8x32c8__avx512bw = T::gemm_qs8_sp24<T::DotBw>;
 }  // namespace
 
 const KernelSet& avx512_kernels() {
-  static const KernelSet set = make_kernel_set(nullptr,
-                                               {TTLPRED_GEMM(F32, f32_gemm_8x32__avx512f),
-                                                TTLPRED_GEMM(F16, f16_gemm_8x32__avx512f),
-                                                TTLPRED_GEMM(BF16, bf16_gemm_8x32__avx512f),
-                                                TTLPRED_GEMM(QS8, qu8s8_gemm_8x32c4__avx512bw),
-                                                TTLPRED_GEMM(F16Sp24, f16_sp24_gemm_8x32__avx512f),
-                                                TTLPRED_GEMM(QS8Sp24, qu8s8_sp24_gemm_8x32c8__avx512bw)},
+  static const KernelSet set = make_kernel_set(nullptr, {TTLPRED_BASE_GEMMS(8x32, avx512f, avx512f, avx512bw)},
                                                quantize_dynamic_avx2, quantize_static_avx2, 127.0f);
   return set;
 }

@@ -26,31 +26,21 @@ constexpr GemmFn bf16_gemm_8x32c2__avx512bf16_emulated = T::gemm_bf16_pairs;
 }  // namespace
 
 const KernelSet& avx512_emulated_kernels() {
-  static const KernelSet set = make_kernel_set(nullptr,
-                                               {TTLPRED_GEMM(F32, f32_gemm_8x32__avx512f_emulated),
-                                                TTLPRED_GEMM(F16, f16_gemm_8x32__avx512f_emulated),
-                                                TTLPRED_GEMM(BF16, bf16_gemm_8x32__avx512f_emulated),
-                                                TTLPRED_GEMM(QS8, qu8s8_gemm_8x32c4__avx512bw_emulated),
-                                                TTLPRED_GEMM(F16Sp24, f16_sp24_gemm_8x32__avx512f_emulated),
-                                                TTLPRED_GEMM(QS8Sp24, qu8s8_sp24_gemm_8x32c8__avx512bw_emulated)},
-                                               scalar_kernels().quantize_dynamic, scalar_kernels().quantize_static,
-                                               127.0f);
+  static const KernelSet set =
+      make_kernel_set(nullptr, {TTLPRED_BASE_GEMMS(8x32, avx512f_emulated, avx512f_emulated, avx512bw_emulated)},
+                      scalar_kernels().quantize_dynamic, scalar_kernels().quantize_static, 127.0f);
   return set;
 }
 
 const KernelSet& avx512vnni_emulated_kernels() {
-  const KernelSet& base = avx512_emulated_kernels();
-  static const KernelSet set = make_kernel_set(&base,
-                                               {TTLPRED_GEMM(QS8, qu8s8_gemm_8x32c4__avx512vnni_emulated),
-                                                TTLPRED_GEMM(QS8Sp24, qu8s8_sp24_gemm_8x32c8__avx512vnni_emulated)},
-                                               base.quantize_dynamic, base.quantize_static, 255.0f);
+  static const KernelSet set =
+      extend_kernel_set(avx512_emulated_kernels(), {TTLPRED_VNNI_GEMMS(avx512vnni_emulated)}, 255.0f);
   return set;
 }
 
 const KernelSet& avx512bf16_emulated_kernels() {
-  const KernelSet& base = avx512vnni_emulated_kernels();
-  static const KernelSet set = make_kernel_set(&base, {TTLPRED_GEMM(BF16Pairs, bf16_gemm_8x32c2__avx512bf16_emulated)},
-                                               base.quantize_dynamic, base.quantize_static, base.act_qmax);
+  static const KernelSet set =
+      extend_kernel_set(avx512vnni_emulated_kernels(), {TTLPRED_GEMM(BF16Pairs, bf16_gemm_8x32c2__avx512bf16_emulated)});
   return set;
 }
 

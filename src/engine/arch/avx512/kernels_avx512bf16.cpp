@@ -11,9 +11,8 @@ constexpr GemmFn bf16_gemm_8x32c2__avx512bf16 = Avx512Tiles<Vec16Native>::gemm_b
 }  // namespace
 
 const KernelSet& avx512bf16_kernels() {
-  const KernelSet& base = avx512vnni_kernels();
-  static const KernelSet set = make_kernel_set(&base, {TTLPRED_GEMM(BF16Pairs, bf16_gemm_8x32c2__avx512bf16)},
-                                               base.quantize_dynamic, base.quantize_static, base.act_qmax);
+  static const KernelSet set =
+      extend_kernel_set(avx512vnni_kernels(), {TTLPRED_GEMM(BF16Pairs, bf16_gemm_8x32c2__avx512bf16)});
   return set;
 }
 

@@ -16,10 +16,8 @@ constexpr GemmFn qu8s8_sp24_gemm_8x32c8__avx512vnni = T::gemm_qs8_sp24<DotVnni>;
 }  // namespace
 
 const KernelSet& avx512vnni_kernels() {
-  static const KernelSet set = make_kernel_set(&avx512_kernels(),
-                                               {TTLPRED_GEMM(QS8, qu8s8_gemm_8x32c4__avx512vnni),
-                                                TTLPRED_GEMM(QS8Sp24, qu8s8_sp24_gemm_8x32c8__avx512vnni)},
-                                               quantize_dynamic_avx2, quantize_static_avx2, 255.0f);
+  // The AVX-512 set's row quantizers are AVX2's.
+  static const KernelSet set = extend_kernel_set(avx512_kernels(), {TTLPRED_VNNI_GEMMS(avx512vnni)}, 255.0f);
   return set;
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "engine/arch/tile_pointers.hpp"
 #include "engine/kernels.hpp"
 
 namespace ttlpred::engine::detail {
@@ -42,11 +43,12 @@ struct Avx512Tiles {
     else
       V::store(static_cast<float*>(c.y) + m * c.y_stride + n, v, avail);
   }
-  static void finish_float(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t n, F acc) {
+  // The epilogue of 16 float sums (bias added), or of 16 int32 sums (dequantized).
+  static void finish_sum(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t n, F acc) {
     if (!c.raw) acc = V::add(acc, V::load(L.bias + n));
     finish(L, c, m, n, acc);
   }
-  static void finish_int(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t n, I acc) {
+  static void finish_sum(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t n, I acc) {
     F v = V::to_float(acc);
     if (c.row_scale) {
       v = V::fnmadd(V::broadcast(c.row_zp[m]), V::load(L.wsum + n), v);
@@ -55,13 +57,8 @@ struct Avx512Tiles {
     finish(L, c, m, n, V::fmadd(v, V::load(L.col_scale + n), V::load(L.bias + n)));
   }
 
-  // The per-tile preamble and epilogue every tile shares: its rows' input pointers, zeroed
-  // accumulators, and the fused epilogue over all of them.
-  template <class T, int MR>
-  static void row_ptrs(const LayerCall& c, std::size_t m0, const T* (&x)[MR]) {
-    #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) x[r] = static_cast<const T*>(c.x) + (m0 + r) * c.x_stride;
-  }
+  // The per-tile preamble and epilogue every tile shares (with tile_pointers.hpp's row and
+  // panel pointers): zeroed accumulators, and the fused epilogue over all of them.
   template <class A, int MR, int NP>
   static void zero(A (&acc)[MR][NP], A z) {
     #pragma GCC unroll 16
@@ -69,19 +66,26 @@ struct Avx512Tiles {
       #pragma GCC unroll 16
       for (int j = 0; j < NP; ++j) acc[r][j] = z;
   }
-  template <int MR, int NP>
-  static void finish_tile(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0, F (&acc)[MR][NP]) {
+  template <class A, int MR, int NP>
+  static void finish_tile(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0, A (&acc)[MR][NP]) {
     #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
       #pragma GCC unroll 16
-      for (int j = 0; j < NP; ++j) finish_float(L, c, m0 + r, (p0 + j) * kPanel, acc[r][j]);
+      for (int j = 0; j < NP; ++j) finish_sum(L, c, m0 + r, (p0 + j) * kPanel, acc[r][j]);
   }
-  template <int MR, int NP>
-  static void finish_tile(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0, I (&acc)[MR][NP]) {
-    #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r)
-      #pragma GCC unroll 16
-      for (int j = 0; j < NP; ++j) finish_int(L, c, m0 + r, (p0 + j) * kPanel, acc[r][j]);
+
+  // The N (4 or 8) input bytes at p in every 32- or 64-bit lane: a group of u8 activations.
+  template <int N>
+  [[gnu::always_inline]] static I broadcast_bytes(const std::uint8_t* p) {
+    if constexpr (N == 4) {
+      std::int32_t four;
+      std::memcpy(&four, p, 4);
+      return V::broadcast32(four);
+    } else {
+      std::int64_t eight;
+      std::memcpy(&eight, p, 8);
+      return V::broadcast64(eight);
+    }
   }
 
   // Float weights (F32, F16, BF16): `Load` widens one panel row of 16 weights.
@@ -93,8 +97,7 @@ struct Avx512Tiles {
       const float* x[MR];
       row_ptrs(c, m0, x);
       const typename Load::T* w[NP];
-      #pragma GCC unroll 16
-      for (int j = 0; j < NP; ++j) w[j] = static_cast<const typename Load::T*>(L.weights) + std::size_t{p0 + j} * K * kPanel;
+      panel_ptrs(L.weights, p0, std::size_t{K} * kPanel, w);
       F acc[MR][NP];
       zero(acc, V::zero());
       for (std::uint32_t k = 0; k < K; ++k) {
@@ -133,8 +136,7 @@ struct Avx512Tiles {
       const std::uint8_t* x[MR];
       row_ptrs(c, m0, x);
       const std::int8_t* w[NP];
-      #pragma GCC unroll 16
-      for (int j = 0; j < NP; ++j) w[j] = static_cast<const std::int8_t*>(L.weights) + std::size_t{p0 + j} * groups * kPanel * 4;
+      panel_ptrs(L.weights, p0, std::size_t{groups} * kPanel * 4, w);
       I acc[MR][NP];
       zero(acc, V::izero());
       for (std::uint32_t g = 0; g < groups; ++g) {
@@ -143,9 +145,7 @@ struct Avx512Tiles {
         for (int j = 0; j < NP; ++j) wg[j] = V::load_i(w[j] + std::size_t{g} * kPanel * 4);
         #pragma GCC unroll 16
         for (int r = 0; r < MR; ++r) {
-          std::int32_t four;
-          std::memcpy(&four, x[r] + 4 * g, 4);
-          const I xb = V::broadcast32(four);
+          const I xb = broadcast_bytes<4>(x[r] + 4 * g);
           #pragma GCC unroll 16
           for (int j = 0; j < NP; ++j) acc[r][j] = Dot::acc(acc[r][j], xb, wg[j]);
         }
@@ -167,30 +167,21 @@ struct Avx512Tiles {
   struct Qs8Sparse {
     template <int MR, int NP>
     static void run(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0) {
-      const std::uint32_t groups = L.in_padded / 8;
+      const Qs8SparsePanels<NP> w(L, p0);
       const std::uint8_t* x[MR];
       row_ptrs(c, m0, x);
-      const std::int8_t* v[NP];
-      const std::uint8_t* codes[NP];
-      #pragma GCC unroll 16
-      for (int j = 0; j < NP; ++j) {
-        v[j] = static_cast<const std::int8_t*>(L.weights) + std::size_t{p0 + j} * groups * kPanel * 4;
-        codes[j] = static_cast<const std::uint8_t*>(L.aux) + std::size_t{p0 + j} * groups * kPanel;
-      }
       I acc[MR][NP];
       zero(acc, V::izero());
-      for (std::uint32_t g = 0; g < groups; ++g) {
+      for (std::uint32_t g = 0; g < w.groups; ++g) {
         I ctl[NP], wg[NP];
         #pragma GCC unroll 16
         for (int j = 0; j < NP; ++j) {
-          ctl[j] = shuffle_control(V::widen_u8(codes[j] + std::size_t{g} * kPanel));
-          wg[j] = V::load_i(v[j] + std::size_t{g} * kPanel * 4);
+          ctl[j] = shuffle_control(V::widen_u8(w.pos[j] + std::size_t{g} * kPanel));
+          wg[j] = V::load_i(w.v[j] + std::size_t{g} * kPanel * 4);
         }
         #pragma GCC unroll 16
         for (int r = 0; r < MR; ++r) {
-          std::int64_t eight;
-          std::memcpy(&eight, x[r] + 8 * g, 8);
-          const I xb = V::broadcast64(eight);
+          const I xb = broadcast_bytes<8>(x[r] + 8 * g);
           #pragma GCC unroll 16
           for (int j = 0; j < NP; ++j) acc[r][j] = Dot::acc(acc[r][j], V::shuffle_bytes(xb, ctl[j]), wg[j]);
         }
@@ -206,29 +197,22 @@ struct Avx512Tiles {
     static void run(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0) {
       static constexpr std::int32_t kShift0[16] = {0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28};
       static constexpr std::int32_t kShift1[16] = {2, 6, 10, 14, 18, 22, 26, 30, 2, 6, 10, 14, 18, 22, 26, 30};
-      const std::uint32_t groups = L.in_padded / 4;
+      const F16SparsePanels<NP> w(L, p0);
       const float* x[MR];
       row_ptrs(c, m0, x);
-      const std::uint16_t* v[NP];
-      const std::uint64_t* idx[NP];
-      #pragma GCC unroll 16
-      for (int j = 0; j < NP; ++j) {
-        v[j] = static_cast<const std::uint16_t*>(L.weights) + std::size_t{p0 + j} * groups * 2 * kPanel;
-        idx[j] = static_cast<const std::uint64_t*>(L.aux) + std::size_t{p0 + j} * groups;
-      }
       const I sh0 = V::lanes(kShift0), sh1 = V::lanes(kShift1);
       F acc[MR][NP];
       zero(acc, V::zero());
-      for (std::uint32_t g = 0; g < groups; ++g) {
+      for (std::uint32_t g = 0; g < w.groups; ++g) {
         I i0[NP], i1[NP];
         F v0[NP], v1[NP];
         #pragma GCC unroll 16
         for (int j = 0; j < NP; ++j) {
-          const std::uint64_t bits = idx[j][g];
+          const std::uint64_t bits = w.pos[j][g];
           const I b = V::halves32(static_cast<std::uint32_t>(bits), static_cast<std::uint32_t>(bits >> 32));
           i0[j] = V::shr_var(b, sh0);
           i1[j] = V::shr_var(b, sh1);
-          const std::uint16_t* vp = v[j] + std::size_t{g} * 2 * kPanel;
+          const std::uint16_t* vp = w.v[j] + std::size_t{g} * 2 * kPanel;
           v0[j] = V::load_f16(vp);
           v1[j] = V::load_f16(vp + kPanel);
         }
@@ -272,26 +256,32 @@ struct Avx512Tiles {
       for (int r = 0; r < rows; ++r)
         convert_row(L, static_cast<const float*>(c.x) + (m0 + r) * c.x_stride, 0, pairs, xb + std::size_t(r) * pairs);
     }
+    // acc += pairs t0 .. t0+n-1 of the panels w times the converted rows at xb (row r's
+    // pair t0 + t at xb[r * row_stride + t]).
+    template <int MR, int NP>
+    [[gnu::always_inline]] static void accumulate(F (&acc)[MR][NP], const std::uint32_t* const (&w)[NP], std::uint32_t t0, std::uint32_t n,
+                           const std::uint32_t* xb, std::size_t row_stride) {
+      for (std::uint32_t t = 0; t < n; ++t) {
+        I wk[NP];
+        #pragma GCC unroll 16
+        for (int j = 0; j < NP; ++j) wk[j] = V::load_i(w[j] + std::size_t{t0 + t} * kPanel);
+        #pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+          const I xp = V::broadcast32(static_cast<std::int32_t>(xb[r * row_stride + t]));
+          #pragma GCC unroll 16
+          for (int j = 0; j < NP; ++j) acc[r][j] = V::dot_bf16(acc[r][j], wk[j], xp);
+        }
+      }
+    }
     // MR rows (their converted pairs at xb, `pairs` words a row) x NP panels from p0.
     template <int MR, int NP>
     static void dot(const PackedLayer& L, const LayerCall& c, std::size_t m0, std::uint32_t p0, const std::uint32_t* xb,
                     std::uint32_t pairs) {
       const std::uint32_t* w[NP];
-      #pragma GCC unroll 16
-      for (int j = 0; j < NP; ++j) w[j] = static_cast<const std::uint32_t*>(L.weights) + std::size_t{p0 + j} * pairs * kPanel;
+      panel_ptrs(L.weights, p0, std::size_t{pairs} * kPanel, w);
       F acc[MR][NP];
       zero(acc, V::zero());
-      for (std::uint32_t t = 0; t < pairs; ++t) {
-        I wk[NP];
-        #pragma GCC unroll 16
-        for (int j = 0; j < NP; ++j) wk[j] = V::load_i(w[j] + std::size_t{t} * kPanel);
-        #pragma GCC unroll 16
-        for (int r = 0; r < MR; ++r) {
-          const I xp = V::broadcast32(static_cast<std::int32_t>(xb[std::size_t(r) * pairs + t]));
-          #pragma GCC unroll 16
-          for (int j = 0; j < NP; ++j) acc[r][j] = V::dot_bf16(acc[r][j], wk[j], xp);
-        }
-      }
+      accumulate(acc, w, 0, pairs, xb, pairs);
       finish_tile(L, c, m0, p0, acc);
     }
     // Every panel for R converted rows: 8 rows two panels at a time (16 accumulators), fewer
@@ -316,25 +306,14 @@ struct Avx512Tiles {
       const float* x[MR];
       row_ptrs(c, m0, x);
       const std::uint32_t* w[NP];
-      #pragma GCC unroll 16
-      for (int j = 0; j < NP; ++j) w[j] = static_cast<const std::uint32_t*>(L.weights) + std::size_t{p0 + j} * pairs * kPanel;
+      panel_ptrs(L.weights, p0, std::size_t{pairs} * kPanel, w);
       F acc[MR][NP];
       zero(acc, V::zero());
       std::uint32_t xb[MR][kBlock];
       for (std::uint32_t b0 = 0; b0 < pairs; b0 += kBlock) {
         const std::uint32_t nb = pairs - b0 < kBlock ? pairs - b0 : kBlock;
         for (int r = 0; r < MR; ++r) convert_row(L, x[r], b0, nb, xb[r]);
-        for (std::uint32_t t = 0; t < nb; ++t) {
-          I wk[NP];
-          #pragma GCC unroll 16
-          for (int j = 0; j < NP; ++j) wk[j] = V::load_i(w[j] + std::size_t{b0 + t} * kPanel);
-          #pragma GCC unroll 16
-          for (int r = 0; r < MR; ++r) {
-            const I xp = V::broadcast32(static_cast<std::int32_t>(xb[r][t]));
-            #pragma GCC unroll 16
-            for (int j = 0; j < NP; ++j) acc[r][j] = V::dot_bf16(acc[r][j], wk[j], xp);
-          }
-        }
+        accumulate(acc, w, b0, nb, &xb[0][0], kBlock);
       }
       finish_tile(L, c, m0, p0, acc);
     }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "quant/half.hpp"
+#include "engine/arch/quantize_rows.hpp"
 #include "engine/kernels.hpp"
 
 namespace ttlpred::engine::detail {
@@ -71,23 +72,37 @@ void bf16_gemm_1x16__scalar(const PackedLayer& L, const LayerCall& c) {
              });
 }
 
-void qu8s8_gemm_1x16c4__scalar(const PackedLayer& L, const LayerCall& c) {
-  const auto* w = static_cast<const std::int8_t*>(L.weights);
-  const std::uint32_t groups = L.in_padded / 4;
+// The epilogue of a panel of int32 sums: dequantized by finish_panel.
+void finish_int_panel(const PackedLayer& L, const LayerCall& c, std::size_t m, std::uint32_t p,
+                      const std::int32_t (&acc)[kPanel]) {
+  float accf[kPanel];
+  for (std::uint32_t i = 0; i < kPanel; ++i) accf[i] = static_cast<float>(acc[i]);
+  finish_panel(L, c, m, p, accf, true);
+}
+
+// The frame of the int8 kernels: for every row's u8 inputs x and every panel p,
+// `dot(x, p, acc)` sums into the panel's int32 accumulators, then the int epilogue.
+template <class Dot>
+void int8_panels(const PackedLayer& L, const LayerCall& c, Dot dot) {
   for (std::size_t m = 0; m < c.rows; ++m) {
     const auto* x = static_cast<const std::uint8_t*>(c.x) + m * c.x_stride;
     for (std::uint32_t p = 0; p < L.panels; ++p) {
       std::int32_t acc[kPanel] = {};
-      const std::int8_t* wp = w + std::size_t{p} * groups * kPanel * 4;
-      for (std::uint32_t g = 0; g < groups; ++g)
-        for (std::uint32_t i = 0; i < kPanel; ++i)
-          for (std::uint32_t t = 0; t < 4; ++t)
-            acc[i] += std::int32_t{x[4 * g + t]} * wp[(std::size_t{g} * kPanel + i) * 4 + t];
-      float accf[kPanel];
-      for (std::uint32_t i = 0; i < kPanel; ++i) accf[i] = static_cast<float>(acc[i]);
-      finish_panel(L, c, m, p, accf, true);
+      dot(x, p, acc);
+      finish_int_panel(L, c, m, p, acc);
     }
   }
+}
+
+void qu8s8_gemm_1x16c4__scalar(const PackedLayer& L, const LayerCall& c) {
+  const auto* w = static_cast<const std::int8_t*>(L.weights);
+  const std::uint32_t groups = L.in_padded / 4;
+  int8_panels(L, c, [&](const std::uint8_t* x, std::uint32_t p, std::int32_t (&acc)[kPanel]) {
+    const std::int8_t* wp = w + std::size_t{p} * groups * kPanel * 4;
+    for (std::uint32_t g = 0; g < groups; ++g)
+      for (std::uint32_t i = 0; i < kPanel; ++i)
+        for (std::uint32_t t = 0; t < 4; ++t) acc[i] += std::int32_t{x[4 * g + t]} * wp[(std::size_t{g} * kPanel + i) * 4 + t];
+  });
 }
 
 void f16_sp24_gemm_1x16__scalar(const PackedLayer& L, const LayerCall& c) {
@@ -115,66 +130,37 @@ void qu8s8_sp24_gemm_1x16c8__scalar(const PackedLayer& L, const LayerCall& c) {
   const auto* vals = static_cast<const std::int8_t*>(L.weights);
   const auto* codes = static_cast<const std::uint8_t*>(L.aux);
   const std::uint32_t groups = L.in_padded / 8;
-  for (std::size_t m = 0; m < c.rows; ++m) {
-    const auto* x = static_cast<const std::uint8_t*>(c.x) + m * c.x_stride;
-    for (std::uint32_t p = 0; p < L.panels; ++p) {
-      std::int32_t acc[kPanel] = {};
-      for (std::uint32_t g = 0; g < groups; ++g) {
-        const std::int8_t* v = vals + (std::size_t{p} * groups + g) * kPanel * 4;
-        const std::uint8_t* code = codes + (std::size_t{p} * groups + g) * kPanel;
-        for (std::uint32_t i = 0; i < kPanel; ++i)
-          for (std::uint32_t s = 0; s < 4; ++s) {
-            const unsigned k = 8 * g + ((code[i] >> (2 * s)) & 3u) + (s >= 2 ? 4u : 0u);
-            acc[i] += std::int32_t{x[k]} * v[i * 4 + s];
-          }
-      }
-      float accf[kPanel];
-      for (std::uint32_t i = 0; i < kPanel; ++i) accf[i] = static_cast<float>(acc[i]);
-      finish_panel(L, c, m, p, accf, true);
+  int8_panels(L, c, [&](const std::uint8_t* x, std::uint32_t p, std::int32_t (&acc)[kPanel]) {
+    for (std::uint32_t g = 0; g < groups; ++g) {
+      const std::int8_t* v = vals + (std::size_t{p} * groups + g) * kPanel * 4;
+      const std::uint8_t* code = codes + (std::size_t{p} * groups + g) * kPanel;
+      for (std::uint32_t i = 0; i < kPanel; ++i)
+        for (std::uint32_t s = 0; s < 4; ++s) {
+          const unsigned k = 8 * g + ((code[i] >> (2 * s)) & 3u) + (s >= 2 ? 4u : 0u);
+          acc[i] += std::int32_t{x[k]} * v[i * 4 + s];
+        }
     }
+  });
+}
+
+// Widens [lo, hi] over the row's values.
+void range_of_row(const float* xr, std::size_t cols, float& lo, float& hi) {
+  for (std::size_t k = 0; k < cols; ++k) {
+    lo = std::min(lo, xr[k]);
+    hi = std::max(hi, xr[k]);
   }
 }
 
-void quantize_dynamic(const float* x, std::size_t rows, std::size_t cols, std::size_t x_stride, std::uint8_t* q,
-                      std::size_t q_stride, std::size_t cols_padded, float qmax, float* row_scale, float* row_zp) {
-  for (std::size_t m = 0; m < rows; ++m) {
-    const float* xr = x + m * x_stride;
-    float lo = 0.0f, hi = 0.0f;  // the range always holds 0 so that 0 is exact
-    for (std::size_t k = 0; k < cols; ++k) {
-      lo = std::min(lo, xr[k]);
-      hi = std::max(hi, xr[k]);
-    }
-    const float scale = hi > lo ? (hi - lo) / qmax : 1.0f;
-    const float zp = std::clamp(std::nearbyint(-lo / scale), 0.0f, qmax);
-    const float inv = 1.0f / scale;
-    std::uint8_t* qr = q + m * q_stride;
-    for (std::size_t k = 0; k < cols; ++k) qr[k] = quantize_one(xr[k], inv, zp, qmax);
-    std::memset(qr + cols, static_cast<int>(zp), cols_padded - cols);
-    row_scale[m] = scale;
-    row_zp[m] = zp;
-  }
-}
-
-void quantize_static(const float* x, std::size_t rows, std::size_t cols, std::size_t x_stride, std::uint8_t* q,
-                     std::size_t q_stride, std::size_t cols_padded, float inv_scale, float zp, float qmax) {
-  for (std::size_t m = 0; m < rows; ++m) {
-    std::uint8_t* qr = q + m * q_stride;
-    for (std::size_t k = 0; k < cols; ++k) qr[k] = quantize_one(x[m * x_stride + k], inv_scale, zp, qmax);
-    std::memset(qr + cols, static_cast<int>(zp), cols_padded - cols);
-  }
+void quantize_row(const float* xr, std::size_t cols, std::uint8_t* qr, float inv_scale, float zp, float qmax) {
+  for (std::size_t k = 0; k < cols; ++k) qr[k] = quantize_one(xr[k], inv_scale, zp, qmax);
 }
 
 }  // namespace
 
 const KernelSet& scalar_kernels() {
-  static const KernelSet set = make_kernel_set(nullptr,
-                                               {TTLPRED_GEMM(F32, f32_gemm_1x16__scalar),
-                                                TTLPRED_GEMM(F16, f16_gemm_1x16__scalar),
-                                                TTLPRED_GEMM(BF16, bf16_gemm_1x16__scalar),
-                                                TTLPRED_GEMM(QS8, qu8s8_gemm_1x16c4__scalar),
-                                                TTLPRED_GEMM(F16Sp24, f16_sp24_gemm_1x16__scalar),
-                                                TTLPRED_GEMM(QS8Sp24, qu8s8_sp24_gemm_1x16c8__scalar)},
-                                               quantize_dynamic, quantize_static, 255.0f);
+  static const KernelSet set = make_kernel_set(nullptr, {TTLPRED_BASE_GEMMS(1x16, scalar, scalar, scalar)},
+                                               quantize_rows_dynamic<range_of_row, quantize_row>,
+                                               quantize_rows_static<quantize_row>, 255.0f);
   return set;
 }
 
