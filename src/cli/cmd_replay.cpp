@@ -234,7 +234,7 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--outcomes-csv", c->outcomes_csv,
                   "write every outcome (arrival day, run time, each side's expected, delivered run time and group) here");
   cmd->add_flag("--drift-grid", c->drift_grid,
-                "also run the drift alarm over a grid of --drift-delta and --drift-threshold values on each side's residuals");
+                "also run the drift alarm over a grid of its settings (delta, threshold, direction, scope; at least 30 outcomes between alarms) on each side's residuals");
   add_bound_options(*cmd, c->bounds);
   cmd->add_flag("--json", c->json, "print one JSON object");
   cmd->callback([c] { run_replay_command(*c); });

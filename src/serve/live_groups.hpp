@@ -4,7 +4,8 @@
 // (ModelFile::safe_ttl.group_column; fit_model's rule picks the first the encoder has of
 // job_type, queue, partition: the job type for ALICE-style traces, the queue for SWF ones).
 // The served prediction already carries that group (its vocabulary index), and the journal
-// records it, so a restart rebuilds the per-group figures from the journal.
+// records it, so a restart rebuilds the per-group figures from the journal (from the outcomes
+// the starting model served; Service::learn_quality says why).
 //
 // Bounded: the encoder's vocabulary is ordered most frequent first in the model's training
 // data, and only its first kMaxNamedGroups values are named; every other value, and a value

@@ -172,20 +172,21 @@ Service::Service(ServiceOptions options)
   auto model = load_model(options_.model_path, options_.predictor, options_.max_model_bytes);
   calibrator_ = make_calibrator(*model);
   const HistoryConfig& cfg = model->predictor.encoder().history_config();
+  std::string learned_version;  // the model the snapshot's learned state was learned under
   if (!options_.journal_dir.empty()) {
     journal_ = std::make_unique<OutcomeJournal>(options_.journal_dir);
     if (auto snap = journal_->snapshot_path()) {
       history_.emplace(HistoryState::load(*snap));
       if (!(history_->config() == cfg))
         throw Error(*snap + ": the history snapshot's configuration differs from the model's; use a fresh --journal folder");
-      load_learned(OutcomeJournal::learned_path(*snap), model);
+      learned_version = load_learned(OutcomeJournal::learned_path(*snap), model);
     }
   }
   if (!history_) history_.emplace(model->predictor.initial_history());
   history_->set_capacity(options_.history_capacity);  // before the replay: bounded throughout
   if (journal_) {
     JobRecord r;
-    std::string served_version;
+    std::string served_version = learned_version;
     replayed_ = journal_->replay([&](std::string_view text, const std::string& file, std::size_t line) {
       if (options_.stop && options_.stop->load(std::memory_order_relaxed))
         throw Error("stopped by a signal during the journal replay (at " + file + ":" + std::to_string(line) +
@@ -196,18 +197,22 @@ Service::Service(ServiceOptions options)
         history_->observe(r);
         if (rec.served) {
           const double wall = r[Field::WallTime];
-          // Served by another model than the outcome before: a reload came between them, and
-          // restarted the drift tests as it does now.
+          // Served by another model than the outcome before (or than the snapshot's): a reload
+          // came between them, and restarted the drift tests as it does now.
           const std::string_view version(rec.served->model_version.data(), rec.served->model_version.size());
-          if (!served_version.empty() && version != served_version) drift_.reset();
+          if (!served_version.empty() && version != served_version) restart_drift_tests();
           served_version = version;
           learn_calibration(*rec.served, wall);
-          learn_quality(*model, *rec.served, wall, rec.received_at.value_or(rec.served->predicted_at), false);
+          learn_quality(*model, *rec.served, wall, rec.received_at.value_or(rec.served->predicted_at), false,
+                        version == model->version);
         }
       } catch (const RequestError& e) {
         throw InputError(file, line, e.what());
       }
     });
+    // The journal ends under another model than this start's (a reload or a retrain swap
+    // came before the restart): its residuals are not this model's.
+    if (!served_version.empty() && served_version != model->version) restart_drift_tests();
   }
   model_.store(std::move(model));
   ready_.store(true);
@@ -278,10 +283,11 @@ void Service::learn_calibration(const ServedPrediction& served, double wall_s) {
 }
 
 void Service::learn_quality(const LoadedModel& model, const ServedPrediction& served, double wall_s,
-                            double received_at, bool log) {
+                            double received_at, bool log, bool grouped) {
   const OnlineDecision& d = served.decision;
   const ScoredOutcome scored{received_at, wall_s, d.job.pred_s, d.ttl_s, d.job.requested_s};
   quality_.add(scored);
+  if (!grouped) return;  // and the drift tests restart before this start's model serves
   const std::string group = live_group_name(model.predictor, d.job.group);
   if (!group.empty()) group_quality_.at(group).add(scored);
   if (!drift_.add(group, log_residual(wall_s, d.job.pred_s))) return;
@@ -328,9 +334,14 @@ void Service::save_snapshot(const std::string& history_path) const {
   }
 }
 
-void Service::load_learned(const std::string& path, const std::shared_ptr<const LoadedModel>& model) {
+void Service::restart_drift_tests() {
+  drift_.reset();
+  drift_raised_ = false;
+}
+
+std::string Service::load_learned(const std::string& path, const std::shared_ptr<const LoadedModel>& model) {
   // A snapshot written before the service learned anything but the history has none.
-  if (!std::filesystem::exists(path)) return;
+  if (!std::filesystem::exists(path)) return {};
   const OpenedContainer c = open_container(read_file_bytes(path), kLearnedMagic, kLearnedVersion, path);
   BinaryReader r(c.payload, path);
   const std::string version = r.get_string(64);
@@ -343,7 +354,7 @@ void Service::load_learned(const std::string& path, const std::shared_ptr<const 
     drift_.read_group_state(r);
   }
   const bool had = r.get<std::uint8_t>() != 0;
-  if (!had || !calibrator_) return;  // the calibration was off then, or is now: start from the model's level
+  if (!had || !calibrator_) return version;  // the calibration was off then, or is now: start from the model's level
   try {
     OnlineCalibrator restored = *calibrator_;
     restored.read_state(r);
@@ -354,6 +365,7 @@ void Service::load_learned(const std::string& path, const std::shared_ptr<const 
     // answers another question. Start from the model's, and say so.
     log_event("warn", "calibration_not_restored", {{"path", path}, {"message", e.what()}});
   }
+  return version;
 }
 
 double Service::calibration_level() const {
@@ -708,8 +720,10 @@ std::string Service::reload_from(const std::string& path) {
           calibrator_ = make_calibrator(*fresh);
         }
       }
-      drift_raised_ = false;  // the alarm was about the model now replaced
-      drift_.reset();         // and the tests' means were its residuals' (the live windows go on)
+      // The alarm was about the model now replaced, and the tests' means were its residuals'
+      // (the live windows go on; per-group ones only while the groups are of one column).
+      restart_drift_tests();
+      if (live_group_column(model()->predictor) != live_group_column(fresh->predictor)) group_quality_.clear();
       model_.store(fresh);
     }
     metrics_.add_reload(true);

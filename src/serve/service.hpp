@@ -148,11 +148,18 @@ class Service {
   // ... and the live quality and drift test (caller holds outcomes_mutex_), per group named
   // through `model`'s vocabulary (live_groups.hpp). `log`: say an alarm on stderr (not during
   // the replay, which re-raises what was said before).
+  // `grouped` false: the prediction came from another model than `model` (a journal record
+  // served before a reload), whose group ids `model`'s vocabulary may name differently; only
+  // the figures over all outcomes learn from it.
   void learn_quality(const LoadedModel& model, const ServedPrediction& served, double wall_s, double received_at,
-                     bool log);
+                     bool log, bool grouped = true);
   // Writes the learned state (OutcomeJournal::learned_path) and then the history to `history_path`.
   void save_snapshot(const std::string& history_path) const;
-  void load_learned(const std::string& path, const std::shared_ptr<const LoadedModel>& model);
+  // Returns the version of the model the state was learned under ("" when there is none).
+  std::string load_learned(const std::string& path, const std::shared_ptr<const LoadedModel>& model);
+  // A model other than the one the drift tests learned from now serves: the tests restart and
+  // the alarm, which was about the other model, clears (as a reload does).
+  void restart_drift_tests();
 
   ServiceOptions options_;
   std::atomic<std::shared_ptr<const LoadedModel>> model_;

@@ -20,6 +20,12 @@ HostClasses find_host_classes(const JobTable& jobs, std::size_t first_row) {
                   " has no cpu_model or no positive host_speed (the host classes need both)");
     rows_of[model[r]].push_back(r);
   }
+  // Each simulated row is predicted once per class and kept per class: the cost is rows x
+  // classes, so a trace with a CPU model per host would take the memory of many traces.
+  if (rows_of.size() > kMaxHostClasses)
+    throw Error("simulate --host-speed slot: the simulated rows have " + std::to_string(rows_of.size()) +
+                " distinct cpu_model values, more than the " + std::to_string(kMaxHostClasses) +
+                " host classes it predicts every job on; use --host-speed trace");
   for (auto& [code, rows] : rows_of) {
     HostClass c;
     c.cpu_model_code = code;

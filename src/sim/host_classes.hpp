@@ -36,8 +36,12 @@ struct HostClasses {
   bool empty() const { return classes.empty(); }
 };
 
+// At most this many classes (distinct cpu_model values among the simulated rows).
+inline constexpr std::size_t kMaxHostClasses = 64;
+
 // The classes of the rows [first_row, jobs.rows()) of `jobs`. Throws Error naming the row
-// when one has no cpu_model or no positive host_speed (the flag needs both).
+// when one has no cpu_model or no positive host_speed (the flag needs both), and when the
+// rows have more than kMaxHostClasses CPU models.
 HostClasses find_host_classes(const JobTable& jobs, std::size_t first_row);
 
 // Fills `hosts.predictions`: each simulated row predicted as if it ran on each class, with

@@ -1,6 +1,7 @@
 #pragma once
-// A share written as a percentage, for reports and warnings: percent_text(0.1234, 2) is
-// "12.34%". One formatting rule for every text that prints a rate.
+// A share written as a percentage with a fixed number of decimals, for reports and warnings:
+// percent_text(0.1234, 2) is "12.34%". (The HTML report's figure notes keep their own
+// three-significant-digit form, cli::percent_text in report_figures.cpp.)
 #include <cstdio>
 #include <string>
 

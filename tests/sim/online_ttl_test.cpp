@@ -220,5 +220,29 @@ TEST(HostClasses, RefusesRowsWithoutAHost) {
   }
 }
 
+// Every simulated row is predicted on every class: a CPU model per host would multiply the
+// memory by the number of hosts, so the count is bounded and the refusal says by what.
+JobTable one_row_per_cpu_model(std::size_t models) {
+  JobTable t;
+  for (std::size_t k = 0; k < models; ++k) {
+    JobRecord j;
+    j.text(Field::CpuModel) = "cpu" + std::to_string(k);
+    j[Field::HostSpeed] = 1;
+    j[Field::WallTime] = 100;
+    t.append(j);
+  }
+  return t;
+}
+
+TEST(HostClasses, RefusesMoreCpuModelsThanItPredictsOn) {
+  EXPECT_EQ(find_host_classes(one_row_per_cpu_model(kMaxHostClasses), 0).classes.size(), kMaxHostClasses);
+  try {
+    find_host_classes(one_row_per_cpu_model(kMaxHostClasses + 1), 0);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("65 distinct cpu_model values"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace ttlpred::sim

@@ -31,6 +31,7 @@ template <class Value, class Pos, std::uint32_t G, int NP>
 struct SparsePanels {
   static constexpr std::size_t kValues = G / 2 * kPanel;                // a group's values
   static constexpr std::size_t kPos = G * kPanel / (8 * sizeof(Pos));  // a group's position words
+  static_assert(kPos > 0 && G * kPanel % (8 * sizeof(Pos)) == 0, "a group's positions fill whole Pos words");
   std::uint32_t groups;
   const Value* v[NP];
   const Pos* pos[NP];

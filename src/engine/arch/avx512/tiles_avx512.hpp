@@ -309,11 +309,11 @@ struct Avx512Tiles {
       panel_ptrs(L.weights, p0, std::size_t{pairs} * kPanel, w);
       F acc[MR][NP];
       zero(acc, V::zero());
-      std::uint32_t xb[MR][kBlock];
+      std::uint32_t xb[MR * kBlock];  // one flat array: accumulate walks rows by stride
       for (std::uint32_t b0 = 0; b0 < pairs; b0 += kBlock) {
         const std::uint32_t nb = pairs - b0 < kBlock ? pairs - b0 : kBlock;
-        for (int r = 0; r < MR; ++r) convert_row(L, x[r], b0, nb, xb[r]);
-        accumulate(acc, w, b0, nb, &xb[0][0], kBlock);
+        for (int r = 0; r < MR; ++r) convert_row(L, x[r], b0, nb, xb + std::size_t(r) * kBlock);
+        accumulate(acc, w, b0, nb, xb, kBlock);
       }
       finish_tile(L, c, m0, p0, acc);
     }
