@@ -281,5 +281,34 @@ TEST(ServeLearning, DriftRaisesTheGaugeAndLogsAJsonLine) {
   EXPECT_EQ(metric(c.Get("/metrics")->body, "ttlpred_drift_alarm"), 0);
 }
 
+// The journal replay re-raises an alarm the journaled residuals raised, but only under the
+// model they were the residuals of: a restart with another model restarts the tests and
+// clears the alarm, as a reload to it would have.
+TEST(ServeLearning, ARestartUnderAnotherModelClearsTheReplayedDriftAlarm) {
+  const std::string journal = test::temp_dir() + "/drift-restart-journal";
+  std::filesystem::remove_all(journal);
+  serve::ServiceOptions o = aci_options(journal);
+  o.drift = {0.1, 5.0, 5};
+  {
+    test::TestServer server(o);
+    httplib::Client c = server.client();
+    for (int i = 0; i < 20; ++i) {
+      const json a = post(c, "/v1/predict", job(i));
+      post(c, "/v1/outcomes", outcome(i, std::min(a["expected_wall_s"].get<double>() * (i < 5 ? 1.0 : 8.0), 70000.0)));
+    }
+    EXPECT_EQ(metric(c.Get("/metrics")->body, "ttlpred_drift_alarm"), 1);
+  }
+  {
+    test::TestServer same(o);
+    EXPECT_EQ(metric(same.client().Get("/metrics")->body, "ttlpred_drift_alarm"), 1);
+  }
+  ModelFile other = load_model_file(hour_model());
+  other.target.mean += 0.01;  // another file, another version, the same history configuration
+  o.model_path = test::temp_dir() + "/hour-other.model";
+  save_model_file(o.model_path, other);
+  test::TestServer restarted(o);
+  EXPECT_EQ(metric(restarted.client().Get("/metrics")->body, "ttlpred_drift_alarm"), 0);
+}
+
 }  // namespace
 }  // namespace ttlpred
