@@ -225,8 +225,9 @@ TEST(HostClasses, RefusesRowsWithoutAHost) {
 JobTable one_row_per_cpu_model(std::size_t models) {
   JobTable t;
   for (std::size_t k = 0; k < models; ++k) {
+    const std::string name = "cpu" + std::to_string(k);  // a record's text is a view: kept until append
     JobRecord j;
-    j.text(Field::CpuModel) = "cpu" + std::to_string(k);
+    j.text(Field::CpuModel) = name;
     j[Field::HostSpeed] = 1;
     j[Field::WallTime] = 100;
     t.append(j);
