@@ -16,6 +16,7 @@ const char* endpoint_name(Endpoint e) {
     case Endpoint::Metrics: return "metrics";
     case Endpoint::Reload: return "reload";
     case Endpoint::OpenApi: return "openapi";
+    case Endpoint::Started: return "started";
     case Endpoint::Other: return "other";
   }
   return "other";
@@ -58,6 +59,33 @@ std::string escape_label(const std::string& s) {
     r += c;
   }
   return r;
+}
+
+void render_running(std::string& out, const Metrics::Gauges& g) {
+  // Only a service whose model reads running jobs keeps them: the others scrape as before.
+  if (!g.running_tracked) return;
+  auto u = [](std::uint64_t v) { return static_cast<double>(v); };
+  out += "# HELP ttlpred_running_jobs Jobs started and not yet closed by their outcome.\n"
+         "# TYPE ttlpred_running_jobs gauge\n";
+  line(out, "ttlpred_running_jobs", "", u(g.running));
+  out += "# HELP ttlpred_running_capacity Most running jobs kept (0: no limit; --running-capacity).\n"
+         "# TYPE ttlpred_running_capacity gauge\n";
+  line(out, "ttlpred_running_capacity", "", u(g.running_capacity));
+  out += "# HELP ttlpred_running_max_age_seconds Age past which a start without an outcome is forgotten "
+         "(--running-max-age).\n# TYPE ttlpred_running_max_age_seconds gauge\n";
+  line(out, "ttlpred_running_max_age_seconds", "", g.running_max_age_s);
+  out += "# HELP ttlpred_running_started_total Starts recorded (/v1/match answers and /v1/started events).\n"
+         "# TYPE ttlpred_running_started_total counter\n";
+  line(out, "ttlpred_running_started_total", "", u(g.running_started));
+  out += "# HELP ttlpred_running_closed_total Running jobs closed by their outcome.\n"
+         "# TYPE ttlpred_running_closed_total counter\n";
+  line(out, "ttlpred_running_closed_total", "", u(g.running_closed));
+  out += "# HELP ttlpred_running_expired_total Running jobs forgotten past --running-max-age without an outcome.\n"
+         "# TYPE ttlpred_running_expired_total counter\n";
+  line(out, "ttlpred_running_expired_total", "", u(g.running_expired));
+  out += "# HELP ttlpred_running_evicted_total Running jobs forgotten, earliest start first, to stay within "
+         "--running-capacity.\n# TYPE ttlpred_running_evicted_total counter\n";
+  line(out, "ttlpred_running_evicted_total", "", u(g.running_evicted));
 }
 
 void render_learning(std::string& out, const Metrics::Gauges& g) {
@@ -200,6 +228,7 @@ std::string Metrics::render(const Gauges& g) const {
   out += "# HELP ttlpred_history_evicted_keys_total History keys dropped, least recently updated first, to stay "
          "within the capacity.\n# TYPE ttlpred_history_evicted_keys_total counter\n";
   line(out, "ttlpred_history_evicted_keys_total", "", static_cast<double>(g.history_evicted));
+  render_running(out, g);
   out += "# HELP ttlpred_journal_outcomes_since_snapshot Outcomes a restart would replay.\n"
          "# TYPE ttlpred_journal_outcomes_since_snapshot gauge\n";
   line(out, "ttlpred_journal_outcomes_since_snapshot", "", static_cast<double>(g.journal_since_snapshot));
