@@ -668,7 +668,7 @@ void Service::record_match_start(const JobRecord& job, std::string_view job_id_j
   std::string line;
   append_started_line(line, job_id_json, job, match_time, match_time);
   std::lock_guard order(outcomes_mutex_);
-  if (journal_) journal_->append(line, 1);  // before the answer that hands the job out
+  if (journal_) journal_->append(line, 1, options_.sync_starts);  // before the answer that hands the job out
   std::unique_lock lock(history_mutex_);
   apply_start(*job_key(job), job, match_time, match_time);
   ++running_started_;

@@ -345,6 +345,47 @@ TEST(ServeRunning, ASubmitTimeModelKeepsNoRunningSet) {
   EXPECT_EQ(s.metrics_text().body.find("ttlpred_running_jobs"), std::string::npos);
 }
 
+// The real program: the starts /v1/match and /v1/started acknowledged are in the journal
+// after a kill -9 (a match's start is written before its answer, if not yet flushed).
+TEST(ServeRunning, KillNineKeepsEveryAcknowledgedStart) {
+  if (!std::filesystem::exists(test::cli_binary())) GTEST_SKIP() << "build the ttlpred target first";
+  const std::string dir = test::temp_dir();
+  const std::string model = match_model(dir);
+  auto running = [](httplib::Client& c) {
+    auto m = c.Get("/metrics");
+    if (!m) return ~std::uint64_t{0};
+    const auto at = m->body.find("\nttlpred_running_jobs ");
+    return at == std::string::npos ? ~std::uint64_t{0} : std::uint64_t{std::stoull(m->body.substr(at + 22))};
+  };
+  {
+    test::ServeChild c(model, dir + "/journal");
+    ASSERT_GT(c.port, 0);
+    auto http = c.client();
+    for (int i = 0; i < 20; ++i) {
+      const json body = {{"slot", {{"slot_time_left_s", 1e9}}}, {"jobs", {{{"job_id", i}, {"user", "alice"}}}}};
+      auto r = http.Post("/v1/match", body.dump(), "application/json");
+      ASSERT_TRUE(r);
+      ASSERT_EQ(r->status, 200) << r->body;
+    }
+    auto r = http.Post("/v1/started", R"([{"job_id":"x","user":"bob"},{"job_id":"y"}])", "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    r = http.Post("/v1/outcomes", R"({"job_id":3,"user":"alice","wall_s":100})", "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    for (int i = 20; i < 25; ++i) {  // after the last flush: written, not yet on disk
+      const json body = {{"slot", {{"slot_time_left_s", 1e9}}}, {"jobs", {{{"job_id", i}, {"user", "alice"}}}}};
+      ASSERT_EQ(http.Post("/v1/match", body.dump(), "application/json")->status, 200);
+    }
+    EXPECT_EQ(running(http), 26u);
+    EXPECT_TRUE(WIFSIGNALED(c.signal_and_wait(SIGKILL)));
+  }
+  test::ServeChild again(model, dir + "/journal");
+  ASSERT_GT(again.port, 0);
+  auto http = again.client();
+  EXPECT_EQ(running(http), 26u);
+}
+
 // A journaled start the service cannot read stops the start naming the file and line.
 TEST(ServeRunning, AMalformedStartLineInTheJournalNamesItsLine) {
   const std::string dir = test::temp_dir();
