@@ -64,28 +64,31 @@ std::string escape_label(const std::string& s) {
 void render_running(std::string& out, const Metrics::Gauges& g) {
   // Only a service whose model reads running jobs keeps them: the others scrape as before.
   if (!g.running_tracked) return;
+  auto metric = [&](const char* name, const char* type, const char* help, double v) {
+    out += "# HELP ";
+    out += name;
+    out += ' ';
+    out += help;
+    out += "\n# TYPE ";
+    out += name;
+    out += ' ';
+    out += type;
+    out += '\n';
+    line(out, name, "", v);
+  };
   auto u = [](std::uint64_t v) { return static_cast<double>(v); };
-  out += "# HELP ttlpred_running_jobs Jobs started and not yet closed by their outcome.\n"
-         "# TYPE ttlpred_running_jobs gauge\n";
-  line(out, "ttlpred_running_jobs", "", u(g.running));
-  out += "# HELP ttlpred_running_capacity Most running jobs kept (0: no limit; --running-capacity).\n"
-         "# TYPE ttlpred_running_capacity gauge\n";
-  line(out, "ttlpred_running_capacity", "", u(g.running_capacity));
-  out += "# HELP ttlpred_running_max_age_seconds Age past which a start without an outcome is forgotten "
-         "(--running-max-age).\n# TYPE ttlpred_running_max_age_seconds gauge\n";
-  line(out, "ttlpred_running_max_age_seconds", "", g.running_max_age_s);
-  out += "# HELP ttlpred_running_started_total Starts recorded (/v1/match answers and /v1/started events).\n"
-         "# TYPE ttlpred_running_started_total counter\n";
-  line(out, "ttlpred_running_started_total", "", u(g.running_started));
-  out += "# HELP ttlpred_running_closed_total Running jobs closed by their outcome.\n"
-         "# TYPE ttlpred_running_closed_total counter\n";
-  line(out, "ttlpred_running_closed_total", "", u(g.running_closed));
-  out += "# HELP ttlpred_running_expired_total Running jobs forgotten past --running-max-age without an outcome.\n"
-         "# TYPE ttlpred_running_expired_total counter\n";
-  line(out, "ttlpred_running_expired_total", "", u(g.running_expired));
-  out += "# HELP ttlpred_running_evicted_total Running jobs forgotten, earliest start first, to stay within "
-         "--running-capacity.\n# TYPE ttlpred_running_evicted_total counter\n";
-  line(out, "ttlpred_running_evicted_total", "", u(g.running_evicted));
+  metric("ttlpred_running_jobs", "gauge", "Jobs started and not yet closed by their outcome.", u(g.running));
+  metric("ttlpred_running_capacity", "gauge", "Most running jobs kept (0: no limit; --running-capacity).",
+         u(g.running_capacity));
+  metric("ttlpred_running_max_age_seconds", "gauge",
+         "Age past which a start without an outcome is forgotten (--running-max-age).", g.running_max_age_s);
+  metric("ttlpred_running_started_total", "counter", "Starts recorded (/v1/match answers and /v1/started events).",
+         u(g.running_started));
+  metric("ttlpred_running_closed_total", "counter", "Running jobs closed by their outcome.", u(g.running_closed));
+  metric("ttlpred_running_expired_total", "counter",
+         "Running jobs forgotten past --running-max-age without an outcome.", u(g.running_expired));
+  metric("ttlpred_running_evicted_total", "counter",
+         "Running jobs forgotten, earliest start first, to stay within --running-capacity.", u(g.running_evicted));
 }
 
 void render_learning(std::string& out, const Metrics::Gauges& g) {

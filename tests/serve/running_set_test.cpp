@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/trace_readers.hpp"
 #include "serve/service.hpp"
 #include "serve_test_util.hpp"
 #include "test_support.hpp"
@@ -113,6 +114,13 @@ std::uint64_t metric(const serve::Service& s, const std::string& name) {
   const auto at = text.find("\n" + name + " ");
   if (at == std::string::npos) return ~std::uint64_t{0};
   return std::stoull(text.substr(at + name.size() + 2));
+}
+
+// Options for a service of a fresh match-time model in a temp folder, on the clock `now`.
+serve::ServiceOptions match_options(const double& now) {
+  serve::ServiceOptions so = test::options_for(match_model(test::temp_dir()));
+  so.clock = [&now] { return now; };
+  return so;
 }
 
 // Drives a service through the trace's events with the clock at each event's time; `restart`
@@ -234,11 +242,8 @@ TEST(ServeRunning, StartedEventsAndPredictEqualTheTableWalkAcrossRestarts) { exp
 
 // Without the running set the answers differ: what the equality above rests on.
 TEST(ServeRunning, RunningJobsChangeTheAnswer) {
-  const std::string dir = test::temp_dir();
-  serve::ServiceOptions so = test::options_for(match_model(dir));
   double clock = 1.8e9;
-  so.clock = [&] { return clock; };
-  serve::Service s(so);
+  serve::Service s(match_options(clock));
   // No job_id: the probe's matches record no start.
   const std::string ask = R"({"slot":{"slot_time_left_s":1e9},"jobs":[{"user":"alice","submit_time":1.8e9}]})";
   clock += 600;
@@ -265,12 +270,10 @@ TEST(ServeRunning, RunningJobsChangeTheAnswer) {
 }
 
 TEST(ServeRunning, BadStartsAreRefusedNamingTheField) {
-  const std::string dir = test::temp_dir();
-  serve::ServiceOptions so = test::options_for(match_model(dir));
+  const double now = 1.8e9;
+  serve::ServiceOptions so = match_options(now);
   so.max_batch = 3;
   so.running_max_age_s = 86400;
-  const double now = 1.8e9;
-  so.clock = [&] { return now; };
   serve::Service s(so);
   auto expect = [&](const std::string& body, int status, const std::string& field, long index = -1) {
     const serve::Reply r = s.started(body);
@@ -304,12 +307,10 @@ TEST(ServeRunning, BadStartsAreRefusedNamingTheField) {
 }
 
 TEST(ServeRunning, TheSetIsBoundedByCapacityAndAge) {
-  const std::string dir = test::temp_dir();
-  serve::ServiceOptions so = test::options_for(match_model(dir));
+  double now = 1.8e9;
+  serve::ServiceOptions so = match_options(now);
   so.running_capacity = 4;
   so.running_max_age_s = 1000;
-  double now = 1.8e9;
-  so.clock = [&] { return now; };
   serve::Service s(so);
   json starts = json::array();
   for (int i = 0; i < 6; ++i) starts.push_back({{"job_id", i}, {"user", "alice"}, {"start_time", now - 10 * (6 - i)}});
@@ -384,6 +385,12 @@ TEST(ServeRunning, KillNineKeepsEveryAcknowledgedStart) {
   ASSERT_GT(again.port, 0);
   auto http = again.client();
   EXPECT_EQ(running(http), 26u);
+  // Read as a trace (what retrain reads), the journal holds the one outcome: starts are no jobs.
+  JobTable jobs;
+  ReadReport report;
+  read_journal_folder(dir + "/journal", jobs, report);
+  EXPECT_EQ(jobs.rows(), 1u);
+  EXPECT_EQ(report.comment_lines, 27u);
 }
 
 // A journaled start the service cannot read stops the start naming the file and line.
