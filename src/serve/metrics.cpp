@@ -61,19 +61,24 @@ std::string escape_label(const std::string& s) {
   return r;
 }
 
+// A series' "# HELP" and "# TYPE" lines.
+void help_and_type(std::string& out, const char* name, const char* kind, const char* help) {
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;
+  out += "\n# TYPE ";
+  out += name;
+  out += ' ';
+  out += kind;
+  out += '\n';
+}
+
 void render_running(std::string& out, const Metrics::Gauges& g) {
   // Only a service whose model reads running jobs keeps them: the others scrape as before.
   if (!g.running_tracked) return;
   auto metric = [&](const char* name, const char* type, const char* help, double v) {
-    out += "# HELP ";
-    out += name;
-    out += ' ';
-    out += help;
-    out += "\n# TYPE ";
-    out += name;
-    out += ' ';
-    out += type;
-    out += '\n';
+    help_and_type(out, name, type, help);
     line(out, name, "", v);
   };
   auto u = [](std::uint64_t v) { return static_cast<double>(v); };
@@ -92,17 +97,7 @@ void render_running(std::string& out, const Metrics::Gauges& g) {
 }
 
 void render_learning(std::string& out, const Metrics::Gauges& g) {
-  auto head = [&](const char* name, const char* kind, const char* help) {
-    out += "# HELP ";
-    out += name;
-    out += ' ';
-    out += help;
-    out += "\n# TYPE ";
-    out += name;
-    out += ' ';
-    out += kind;
-    out += '\n';
-  };
+  auto head = [&](const char* name, const char* kind, const char* help) { help_and_type(out, name, kind, help); };
   auto u = [](std::uint64_t v) { return static_cast<double>(v); };
   head("ttlpred_calibration_info", "gauge", "The online safe-TTL calibration method answering (value 1; --calibration).");
   line(out, "ttlpred_calibration_info", "method=\"" + escape_label(g.calibration_method) + '"', 1);
