@@ -6,7 +6,8 @@
 // removed. At start the newest snapshot is loaded and journals from its generation on are
 // replayed, so a crash at any step of a snapshot leaves a consistent pair of files.
 //
-// Journal format: one JSON outcome object per line (the fields of /v1/outcomes). A last
+// Journal format: one JSON object per line: an outcome (the fields of /v1/outcomes), or, for
+// a model made for match time, a job's start (serve/running_jobs.hpp: it has "event"). A last
 // line without its newline is a write torn by a crash; it was never acknowledged, so it is
 // dropped (and cut off the file) at open.
 //

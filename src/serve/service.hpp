@@ -10,7 +10,10 @@
 // before, under a separate lock that keeps journal order and apply order the same. The
 // online calibrator lives beside the history under the same lock (predictions read it, matched
 // outcomes move it); the recent-predictions table has its own mutex, held per batch; the live
-// quality windows and the drift test are the outcomes' own, under the journal lock.
+// quality windows and the drift test are the outcomes' own, under the journal lock. The
+// running set (a model made for match time) is the history state's: every writer of it (a
+// /v1/match start, /v1/started, an outcome closing a run) holds the journal lock, then the
+// history lock exclusively, so journal order is apply order for starts too.
 #include <atomic>
 #include <cstdint>
 #include <functional>

@@ -333,6 +333,42 @@ TEST(ServeRunning, TheSetIsBoundedByCapacityAndAge) {
   EXPECT_THROW({ serve::Service bad(so); }, Error);
 }
 
+// The limits under the service's set (HistoryState): forgetting the starts too old to count
+// changes no answer at that time or later, and the cap forgets the earliest start.
+TEST(ServeRunning, PruningChangesNoLaterFeatureAndTheCapDropsTheEarliestStart) {
+  HistoryConfig cfg;
+  cfg.keys = {HistoryKey::All, HistoryKey::User};
+  cfg.at = PredictionTime::Match;
+  HistoryState state(cfg);
+  state.set_running_limits(0, 1000);
+  JobRecord r;
+  r.text(Field::User) = "alice";
+  const JobKeys keys = job_keys(r);
+  for (std::uint64_t j = 0; j < 10; ++j) ASSERT_TRUE(state.start_running(j, keys, 100.0 * static_cast<double>(j)));
+  std::vector<float> before(state.width()), after(state.width());
+  // Starts 0, 100, ..., 900 s with an age limit of 1000 s: at t those at or before t - 1000 go.
+  for (const auto& [t, forgotten] : {std::pair{1000.0, 1u}, std::pair{1350.0, 4u}, std::pair{1900.0, 10u}}) {
+    HistoryState pruned = state;
+    EXPECT_EQ(pruned.prune_running(t), forgotten) << t;
+    for (const double later : {t, t + 50, t + 400}) {
+      state.features(keys, JobAmounts{}, before.data(), later);
+      pruned.features(keys, JobAmounts{}, after.data(), later);
+      for (std::size_t k = 0; k < before.size(); ++k)
+        EXPECT_TRUE(before[k] == after[k] || (std::isnan(before[k]) && std::isnan(after[k]))) << t << " " << later << " " << k;
+    }
+  }
+  // The cap: starts 0..900, one more at 50 goes past 10 and the earliest (0) is forgotten.
+  state.set_running_limits(10, 1000);
+  EXPECT_EQ(state.running(), 10u);
+  ASSERT_TRUE(state.start_running(99, keys, 50));
+  EXPECT_EQ(state.running(), 10u);
+  EXPECT_FALSE(state.is_running(0));
+  EXPECT_TRUE(state.is_running(99));
+  EXPECT_EQ(state.running_evicted(), 1u);
+  EXPECT_THROW(state.set_running_limits(0, 0), Error);
+  EXPECT_THROW(state.set_running_limits(0, 2e7), Error);
+}
+
 // A model made for submit time reads no running jobs: /v1/match records nothing and
 // /v1/started is checked but not kept, and the metrics show no running set.
 TEST(ServeRunning, ASubmitTimeModelKeepsNoRunningSet) {
