@@ -162,7 +162,7 @@ TEST(OnlineCalibration, AciCappedAimsAtAlphaAndSaturatesAtTheCap) {
   // a_{t+1} = min(a_t + gamma (alpha - err), 1.5 alpha), from a_0 = alpha = 0.1, gamma 0.01.
   auto o = plain(OnlineMethod::AciCapped);
   o.target_scale = 0.5;  // aci's target: not this method's
-  ASSERT_EQ(o.capped_target_scale, 1.0);
+  o.capped_target_scale = 1.0;
   ASSERT_EQ(o.level_cap, 1.5);
   OnlineCalibrator c(hundred_residuals(), 0.1, o);
   EXPECT_NEAR(c.level(), 0.1, 1e-12);
@@ -200,8 +200,11 @@ TEST(OnlineCalibration, AciCappedAimsAtAlphaAndSaturatesAtTheCap) {
   // eval and serve answer with it by name.
   EXPECT_EQ(answering_method_from_name("aci-capped"), OnlineMethod::AciCapped);
   EXPECT_EQ(online_method_name(OnlineMethod::AciCapped), "aci-capped");
-  // The default of the online calibration (the backtest's measured choice).
-  EXPECT_EQ(OnlineCalibrationOptions{}.method, OnlineMethod::AciCapped);
+  // The default of the online calibration (the backtest's measured choice), which starts at
+  // its target 0.6 alpha.
+  const OnlineCalibrationOptions defaults;
+  EXPECT_EQ(defaults.method, OnlineMethod::AciCapped);
+  EXPECT_NEAR(OnlineCalibrator(hundred_residuals(), 0.1, defaults).level(), 0.06, 1e-12);
 }
 
 TEST(OnlineCalibration, RejectsBadSettings) {
@@ -210,7 +213,7 @@ TEST(OnlineCalibration, RejectsBadSettings) {
   EXPECT_THROW(online_method_from_name("bogus"), Error);
   EXPECT_EQ(online_method_from_name("multi-aci"), OnlineMethod::MultiAci);
   auto capped = plain(OnlineMethod::AciCapped);
-  capped.level_cap = 0.9;  // below the target: the level could never reach what it aims at
+  capped.level_cap = 0.5;  // below the target 0.6: the level could never reach what it aims at
   EXPECT_THROW(OnlineCalibrator(hundred_residuals(), 0.1, capped), Error);
   capped.level_cap = 1.5;
   capped.capped_target_scale = 0;

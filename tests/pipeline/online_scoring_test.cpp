@@ -46,6 +46,7 @@ std::vector<double> ttls(const JobTable& t, OnlineMethod method = OnlineMethod::
   OnlineCalibrationOptions o;
   o.method = method;
   o.gamma = 0.05;  // large, so that any outcome moves the next TTLs
+  o.capped_target_scale = 1.0;  // aci-capped aims at alpha: from 0.1, up 0.005 per finished job
   OnlineCalibrator c(hundred_residuals(), 0.1, o);
   return score_online(t, rows, preds, groups, keys, c);
 }
