@@ -13,7 +13,7 @@ from conftest import cli
 
 CHARTS = ["Predicted vs actual run time", "Run-time error by", "Calibration: kill rate against alpha",
           "Kill rate against TTL tightness", "Safe-TTL kill rate by", "Serving latency per engine variant"]
-METHODS = ["static", "rolling", "aci", "multi-aci", "mondrian"]
+METHODS = ["static", "rolling", "aci", "aci-capped", "multi-aci", "mondrian"]
 # Each page's charts in order: (title, axis titles, legend entries).
 PAGES = {
     "report": [(title, [], []) for title in CHARTS],

@@ -77,7 +77,8 @@ nlohmann::json backtest_json(const Backtest& b, const std::string& data) {
                          {"rmse_to_end_hours", number_or_null(s.rmse_to_end_hours)},
                          {"baseline_rmse_hours", number_or_null(s.baseline_rmse_hours)},
                          {"mean_requested_ttl_hours", number_or_null(s.mean_requested_ttl_hours)},
-                         {"fit_seconds", s.fit_seconds}};
+                         {"fit_seconds", s.fit_seconds},
+                         {"model_reused", s.model_reused}};
     js["scores"] = nlohmann::json::array();
     for (const auto& ms : s.scores) {
       nlohmann::json jm = {{"method", std::string(online_method_name(ms.method))},

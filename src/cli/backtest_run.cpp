@@ -43,13 +43,18 @@ void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o) {
       ->capture_default_str();
   cmd.add_option("--alphas", o.alphas, "target kill rates of the tightness sweep")->capture_default_str();
   cmd.add_option("--alpha", o.alpha, "the headline target kill rate (tables, flags, windows)")->capture_default_str();
-  cmd.add_option("--methods", o.methods, "calibration methods to compare: static, rolling, aci, multi-aci, mondrian, aci-history")
+  cmd.add_option("--methods", o.methods, "calibration methods to compare: static, rolling, aci, aci-capped, multi-aci, mondrian, aci-history")
       ->capture_default_str();
   cmd.add_option("--method", o.method, "the method whose per-window kill rates --windows lists")->capture_default_str();
   cmd.add_option("--target-scale", o.online.target_scale,
                  "aci, multi-aci, mondrian: the level follows this fraction of alpha in kills")
       ->capture_default_str();
-  cmd.add_option("--gamma", o.online.gamma, "aci, mondrian: learning rate of the level")->capture_default_str();
+  cmd.add_option("--gamma", o.online.gamma, "aci, aci-capped, mondrian: learning rate of the level")->capture_default_str();
+  cmd.add_option("--capped-target-scale", o.online.capped_target_scale,
+                 "aci-capped: the level follows this fraction of alpha in kills")
+      ->capture_default_str();
+  cmd.add_option("--level-cap", o.online.level_cap, "aci-capped: the level never rises above this multiple of alpha")
+      ->capture_default_str();
   cmd.add_option("--key", o.key, "mondrian calibration key: a categorical job field (user, queue, job_type ...)")
       ->capture_default_str();
   cmd.add_option("--window-days", o.window_days, "length of the kill-rate windows, in days of submit time")
@@ -67,6 +72,9 @@ void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o) {
                              "its start, plus the jobs of its keys running then)");
   add_censored_option(cmd, o.censored);
   add_bound_options(cmd, o.bounds);
+  cmd.add_option("--models-dir", o.models_dir,
+                 "keep each split's trained model in DIR and reuse it when the trace and the training settings match "
+                 "(a later run then costs scoring only); empty DIR after changing the trainer");
   cmd.add_option("--out", o.out, "also write DIR/report.html: kill rate per window and per split, RMSE per split");
 }
 
@@ -88,6 +96,7 @@ Backtest run_backtest(const JobTable& trace, const BacktestCliOptions& o, const 
   b.fit.safe_ttl.request.budget = kill_budget_from_name(o.kill_budget);
   b.fit.at = parse_prediction_time(o.at, PredictionTime::Submit);
   b.fit.censored = parse_censored(o.censored);
+  b.models_dir = o.models_dir;
   b.predictor.max_ttl_s = o.bounds.max_ttl_s;
   b.predictor.min_seconds = o.bounds.min_seconds;
   return ttlpred::run_backtest(trace, b, progress);

@@ -91,7 +91,7 @@ void add_eval_command(CLI::App& app) {
                       " (fp32-fused unless it was fine-tuned with --qat/--sparsity)");
   cmd->add_option("--calibration", o->calibration,
                   "safe-TTL calibration of the scored jobs: static (the model's, as `predict` answers), or online from "
-                  "the outcomes known at each job's submit time: rolling, aci, multi-aci, mondrian (docs/ACCURACY.md)")
+                  "the outcomes known at each job's submit time: rolling, aci, aci-capped, multi-aci, mondrian (docs/ACCURACY.md)")
       ->capture_default_str();
   cmd->add_option("--calibration-key", o->calibration_key, "the mondrian calibration's key: a categorical job field")
       ->capture_default_str();

@@ -29,6 +29,7 @@ std::string_view online_method_name(OnlineMethod m) {
     case OnlineMethod::MultiAci: return "multi-aci";
     case OnlineMethod::Mondrian: return "mondrian";
     case OnlineMethod::AciHistory: return "aci-history";
+    case OnlineMethod::AciCapped: return "aci-capped";
   }
   return "?";
 }
@@ -37,19 +38,20 @@ OnlineMethod online_method_from_name(std::string_view name) {
   for (OnlineMethod m : all_online_methods())
     if (online_method_name(m) == name) return m;
   throw Error("unknown calibration method '" + std::string(name) +
-              "' (expected static, rolling, aci, multi-aci, mondrian or aci-history)");
+              "' (expected static, rolling, aci, aci-capped, multi-aci, mondrian or aci-history)");
 }
 
 OnlineMethod answering_method_from_name(std::string_view name) {
   const OnlineMethod m = online_method_from_name(name);
   if (m == OnlineMethod::AciHistory)
     throw Error("calibration method 'aci-history' needs the user's run-time quantiles, which only backtest computes "
-                "(expected static, rolling, aci, multi-aci or mondrian)");
+                "(expected static, rolling, aci, aci-capped, multi-aci or mondrian)");
   return m;
 }
 
 const std::vector<OnlineMethod>& all_online_methods() {
-  static const std::vector<OnlineMethod> all = {OnlineMethod::Static, OnlineMethod::Rolling, OnlineMethod::Aci,
+  static const std::vector<OnlineMethod> all = {OnlineMethod::Static,   OnlineMethod::Rolling,
+                                                OnlineMethod::Aci,      OnlineMethod::AciCapped,
                                                 OnlineMethod::MultiAci, OnlineMethod::Mondrian,
                                                 OnlineMethod::AciHistory};
   return all;
@@ -67,9 +69,13 @@ OnlineCalibrator::OnlineCalibrator(SafeTtlCalibration start, double alpha, const
     throw Error("multi-aci needs 1 to " + std::to_string(kMaxOnlineExperts) + " learning rates");
   if (!(options_.mix >= 0 && options_.mix <= 1) || !(options_.eta >= 0)) throw Error("multi-aci: eta >= 0, mix in [0, 1]");
   if (!(options_.shrink >= 0)) throw Error("mondrian shrinkage must be >= 0");
+  if (!(options_.capped_target_scale > 0 && options_.capped_target_scale <= 1))
+    throw Error("aci-capped: the target scale must be in (0, 1]");
+  if (!(options_.level_cap >= options_.capped_target_scale) || !std::isfinite(options_.level_cap))
+    throw Error("aci-capped: the level cap must be finite and at least the target scale");
   if (options_.method == OnlineMethod::Rolling && (options_.window == 0 || options_.refit_every == 0))
     throw Error("rolling calibration needs a window and a refit interval > 0");
-  global_level_ = alpha_ * options_.target_scale;
+  global_level_ = target();
   if (options_.method == OnlineMethod::Static || options_.method == OnlineMethod::Rolling) global_level_ = alpha_;
   if (options_.method == OnlineMethod::MultiAci) {
     expert_level_.assign(options_.gammas.size(), global_level_);
@@ -90,6 +96,7 @@ double OnlineCalibrator::level(std::uint32_t key) const {
     case OnlineMethod::Static:
     case OnlineMethod::Rolling:
     case OnlineMethod::Aci:
+    case OnlineMethod::AciCapped:
     case OnlineMethod::AciHistory: return global_level_;
     case OnlineMethod::MultiAci: {
       double l = 0;
@@ -122,9 +129,12 @@ void OnlineCalibrator::observe(const OnlineDecision& d, double wall_s, double we
   const int err = killed_by(wall_s, d.ttl_s, req);
   ++outcomes_;
   kills_ += static_cast<std::uint64_t>(err);
-  const double target = alpha_ * options_.target_scale;
+  const double target = this->target();
   switch (options_.method) {
     case OnlineMethod::Static: break;
+    case OnlineMethod::AciCapped:
+      global_level_ = std::min(global_level_ + weight * options_.gamma * (target - err), options_.level_cap * alpha_);
+      break;
     case OnlineMethod::Aci:
     case OnlineMethod::AciHistory: step_global_level(weight * options_.gamma * (target - err)); break;
     case OnlineMethod::Mondrian: {
@@ -158,6 +168,10 @@ void OnlineCalibrator::observe(const OnlineDecision& d, double wall_s, double we
       break;
     }
   }
+}
+
+double OnlineCalibrator::target() const {
+  return alpha_ * (options_.method == OnlineMethod::AciCapped ? options_.capped_target_scale : options_.target_scale);
 }
 
 void OnlineCalibrator::step_global_level(double step) {

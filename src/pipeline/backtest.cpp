@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 
+#include "pipeline/model_cache.hpp"
 #include "pipeline/online_scoring.hpp"
 #include "pipeline/simple_rule.hpp"
 #include "pipeline/split.hpp"
@@ -88,6 +89,7 @@ Backtest run_backtest(const JobTable& trace, const BacktestOptions& options, con
   check_options(options);
   Backtest result;
   result.options = options;
+  const std::string trace_digest = options.models_dir.empty() ? std::string() : table_digest(trace, trace.rows());
   for (std::size_t k = 0; k < options.splits.size(); ++k) {
     const auto t0 = std::chrono::steady_clock::now();
     const ChronologicalSplit split = chronological_split(trace, options.splits[k]);
@@ -106,7 +108,9 @@ Backtest run_backtest(const JobTable& trace, const BacktestOptions& options, con
       progress(line);
     }
     if (k == 0) result.window_origin_s = jobs.num(Field::SubmitTime)[split.train_rows];
-    const ModelFile model = fit_model(split, options.fit, ProgressFn{});
+    CachedFit fitted = fit_or_reuse_model(split, options.fit, options.models_dir, trace_digest);
+    const ModelFile model = std::move(fitted.model);
+    if (progress && fitted.reused) progress("  model reused from " + options.models_dir);
     PredictorOptions popts = options.predictor;
     popts.alpha = options.alpha;
     const Predictor predictor(model, popts);
@@ -136,6 +140,7 @@ Backtest run_backtest(const JobTable& trace, const BacktestOptions& options, con
     s.end = end_fraction;
     s.train_rows = split.train_rows;
     s.scored_rows = rows.size();
+    s.model_reused = fitted.reused;
     s.fit_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto wall_col = jobs.num(Field::WallTime), req_col = jobs.num(Field::RequestedTtl),
                submit_col = jobs.num(Field::SubmitTime);

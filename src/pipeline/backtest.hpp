@@ -26,7 +26,7 @@ struct BacktestOptions {
   std::vector<double> alphas = {0.005, 0.01, 0.02, 0.05};  // the tightness sweep
   double alpha = 0.01;                                        // the headline alpha
   std::vector<OnlineMethod> methods = all_online_methods();
-  OnlineMethod default_method = OnlineMethod::Aci;
+  OnlineMethod default_method = OnlineMethod::AciCapped;
   OnlineCalibrationOptions online;  // `method` is set per method
   std::string key_column = "user";  // mondrian keys: a categorical field ("" or absent: one key)
   FitOptions fit;
@@ -34,6 +34,9 @@ struct BacktestOptions {
   double window_days = 7;           // kill rate per window of submit time
   std::size_t min_window_rows = 1000;
   std::vector<double> simple_rule_margins = {1.0, 1.5, 2.0, 3.0};
+  // Non-empty: each split's model is kept in this folder and reused by a later run with the
+  // same trace and training settings (pipeline/model_cache.hpp).
+  std::string models_dir;
 };
 
 // Windows of submit time start at the first scored job of the first split and run across
@@ -68,6 +71,7 @@ struct SplitBacktest {
   double rmse_to_end_hours = 0;
   double mean_requested_ttl_hours = 0;              // NaN without requests
   double fit_seconds = 0;
+  bool model_reused = false;  // read from BacktestOptions::models_dir, not trained
   std::vector<MethodScore> scores;                  // methods x alphas
   std::vector<SimpleRuleScore> simple_rule;         // empty without requests
   const MethodScore* find(OnlineMethod m, double alpha) const;

@@ -158,11 +158,66 @@ TEST(OnlineCalibration, StateRoundTrip) {
   EXPECT_THROW(other.read_state(r2), Error);
 }
 
+TEST(OnlineCalibration, AciCappedAimsAtAlphaAndSaturatesAtTheCap) {
+  // a_{t+1} = min(a_t + gamma (alpha - err), 1.5 alpha), from a_0 = alpha = 0.1, gamma 0.01.
+  auto o = plain(OnlineMethod::AciCapped);
+  o.target_scale = 0.5;  // aci's target: not this method's
+  o.capped_target_scale = 1.0;
+  ASSERT_EQ(o.level_cap, 1.5);
+  OnlineCalibrator c(hundred_residuals(), 0.1, o);
+  EXPECT_NEAR(c.level(), 0.1, 1e-12);
+  c.observe(c.decide(job()), kFinishedWall);
+  EXPECT_NEAR(c.level(), 0.101, 1e-12);  // + 0.01 x 0.1
+  c.observe(c.decide(job()), kKilledWall);
+  EXPECT_NEAR(c.level(), 0.092, 1e-12);  // + 0.01 x (0.1 - 1)
+  // 100 finished jobs would take plain ACI to 0.192; the level stops at the cap 0.15 ...
+  for (int i = 0; i < 100; ++i) c.observe(c.decide(job()), kFinishedWall);
+  EXPECT_NEAR(c.level(), 0.15, 1e-12);
+  // ... where the TTL is rank ceil(101 x 0.85) = 86: residual 0.85.
+  EXPECT_NEAR(c.decide(job()).ttl_s, 100 * std::exp(0.85), 1e-3);
+  // ... so a kill then starts from the cap (plain ACI: 0.192 - 0.009 = 0.183).
+  c.observe(c.decide(job()), kKilledWall);
+  EXPECT_NEAR(c.level(), 0.141, 1e-12);
+  // Downward the level is free: 20 kills take it to 0.141 - 20 x 0.009 = -0.039, which
+  // asks the calibration for its loosest TTL (level 1e-5: the largest residual, 0.99).
+  for (int i = 0; i < 20; ++i) c.observe(c.decide(job()), kKilledWall);
+  EXPECT_NEAR(c.level(), -0.039, 1e-12);
+  EXPECT_NEAR(c.decide(job()).ttl_s, 100 * std::exp(0.99), 1e-3);
+  EXPECT_EQ(c.kills(), 22u);
+  EXPECT_EQ(c.outcomes(), 123u);
+
+  // The learned level survives a snapshot, and only into an aci-capped calibrator.
+  BinaryWriter w;
+  c.write_state(w);
+  OnlineCalibrator restored(hundred_residuals(), 0.1, o);
+  BinaryReader r(w.bytes().data(), w.bytes().size(), "state");
+  restored.read_state(r);
+  EXPECT_DOUBLE_EQ(restored.level(), c.level());
+  OnlineCalibrator aci(hundred_residuals(), 0.1, plain(OnlineMethod::Aci));
+  BinaryReader r2(w.bytes().data(), w.bytes().size(), "state");
+  EXPECT_THROW(aci.read_state(r2), Error);
+
+  // eval and serve answer with it by name.
+  EXPECT_EQ(answering_method_from_name("aci-capped"), OnlineMethod::AciCapped);
+  EXPECT_EQ(online_method_name(OnlineMethod::AciCapped), "aci-capped");
+  // The default of the online calibration (the backtest's measured choice), which starts at
+  // its target 0.6 alpha.
+  const OnlineCalibrationOptions defaults;
+  EXPECT_EQ(defaults.method, OnlineMethod::AciCapped);
+  EXPECT_NEAR(OnlineCalibrator(hundred_residuals(), 0.1, defaults).level(), 0.06, 1e-12);
+}
+
 TEST(OnlineCalibration, RejectsBadSettings) {
   EXPECT_THROW(OnlineCalibrator(hundred_residuals(), 0.0, plain(OnlineMethod::Aci)), Error);
   EXPECT_THROW(OnlineCalibrator(SafeTtlCalibration{}, 0.1, plain(OnlineMethod::Aci)), Error);
   EXPECT_THROW(online_method_from_name("bogus"), Error);
   EXPECT_EQ(online_method_from_name("multi-aci"), OnlineMethod::MultiAci);
+  auto capped = plain(OnlineMethod::AciCapped);
+  capped.level_cap = 0.5;  // below the target 0.6: the level could never reach what it aims at
+  EXPECT_THROW(OnlineCalibrator(hundred_residuals(), 0.1, capped), Error);
+  capped.level_cap = 1.5;
+  capped.capped_target_scale = 0;
+  EXPECT_THROW(OnlineCalibrator(hundred_residuals(), 0.1, capped), Error);
 }
 
 TEST(OnlineCalibration, AciHistoryCapsAtTheHistoryRuleAndOneLevelFollowsBoth) {

@@ -45,7 +45,7 @@ TEST(BacktestCommand, ScoresEachWindowOnceWithEveryMethod) {
   EXPECT_EQ(a["train_rows"].get<std::size_t>(), static_cast<std::size_t>(std::floor(0.6 * static_cast<double>(eligible))));
   EXPECT_DOUBLE_EQ(b["rmse_hours"].get<double>(), b["rmse_to_end_hours"].get<double>());
   for (const auto& s : {a, b}) {
-    ASSERT_EQ(s["scores"].size(), 10u);  // 5 methods x 2 alphas
+    ASSERT_EQ(s["scores"].size(), 12u);  // 6 methods x 2 alphas
     for (const auto& m : s["scores"]) {
       const double rate = m["killed"].get<double>() / s["rows_scored"].get<double>();
       EXPECT_DOUBLE_EQ(m["kill_rate"].get<double>(), rate);
@@ -54,7 +54,41 @@ TEST(BacktestCommand, ScoresEachWindowOnceWithEveryMethod) {
     }
     ASSERT_EQ(s["simple_rule"].size(), 4u);
   }
-  EXPECT_EQ(j["summary"].size(), 10u);
+  EXPECT_EQ(j["summary"].size(), 12u);
+  EXPECT_EQ(j["default_method"], "aci-capped");
+}
+
+// Scores of every split, as text, for comparing two runs.
+std::string scores_of(const std::string& cli_out) {
+  const auto j = nlohmann::json::parse(cli_out.substr(cli_out.find("{\n")));
+  std::string text;
+  for (const auto& s : j["splits"]) text += s["scores"].dump() + s["rmse_to_end_hours"].dump();
+  return text;
+}
+
+TEST(BacktestCommand, ModelsDirReusesASplitsModelOnlyUnderTheSameSettings) {
+  const std::string trace = small_trace();
+  if (trace.empty()) GTEST_SKIP() << "build the ttlpred target to run this test";
+  const std::string dir = test::temp_dir() + "/bt-models";
+  const std::string base = "backtest --data '" + trace + "' --splits 0.6,0.8 --alphas 0.01 --epochs 1 --json --methods static,aci-capped ";
+  std::string trained, reused, other, plain;
+  ASSERT_EQ(test::run_cli(base + "--models-dir '" + dir + "'", &trained), 0) << trained;
+  ASSERT_EQ(test::run_cli(base + "--models-dir '" + dir + "'", &reused), 0) << reused;
+  ASSERT_EQ(test::run_cli(base, &plain), 0) << plain;
+  const auto reused_json = nlohmann::json::parse(reused.substr(reused.find("{\n")));
+  for (const auto& s : reused_json["splits"]) EXPECT_TRUE(s["model_reused"].get<bool>());
+  EXPECT_NE(reused.find("model reused from"), std::string::npos);
+  // A reused model answers what it answered when it was trained, and what no folder gives.
+  EXPECT_EQ(scores_of(reused), scores_of(trained));
+  EXPECT_EQ(scores_of(plain), scores_of(trained));
+  std::ifstream settings(dir + "/split-0.6.json");
+  ASSERT_TRUE(settings);
+  EXPECT_TRUE(std::ifstream(dir + "/split-0.8.model").good());
+  // Another training seed is another model: retrained, and the folder now holds that one.
+  ASSERT_EQ(test::run_cli(base + "--seed 2 --models-dir '" + dir + "'", &other), 0) << other;
+  const auto other_json = nlohmann::json::parse(other.substr(other.find("{\n")));
+  for (const auto& s : other_json["splits"]) EXPECT_FALSE(s["model_reused"].get<bool>());
+  EXPECT_NE(scores_of(other), scores_of(trained));
 }
 
 std::size_t count_of(const std::string& text, const std::string& what) {

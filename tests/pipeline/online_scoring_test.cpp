@@ -37,15 +37,16 @@ JobTable steady_jobs(int odd, double odd_wall, double request = 0) {
 // 100 s predicted for every job; job 0 runs `first_wall` seconds.
 JobTable trace(double first_wall) { return steady_jobs(0, first_wall); }
 
-std::vector<double> ttls(const JobTable& t) {
+std::vector<double> ttls(const JobTable& t, OnlineMethod method = OnlineMethod::Aci) {
   std::vector<std::size_t> rows(t.rows());
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
   std::vector<Prediction> preds(rows.size());
   for (auto& p : preds) p.expected_wall_s = 100;
   std::vector<std::uint32_t> groups(rows.size(), kNoGroup), keys(rows.size(), 0);
   OnlineCalibrationOptions o;
-  o.method = OnlineMethod::Aci;
+  o.method = method;
   o.gamma = 0.05;  // large, so that any outcome moves the next TTLs
+  o.capped_target_scale = 1.0;  // aci-capped aims at alpha: from 0.1, up 0.005 per finished job
   OnlineCalibrator c(hundred_residuals(), 0.1, o);
   return score_online(t, rows, preds, groups, keys, c);
 }
@@ -62,6 +63,17 @@ TEST(OnlineScoring, AnOutcomeKnownAfterASubmitNeverChangesThatJobsTtl) {
   bool differs = false;
   for (std::size_t i = 12; i < 20; ++i) differs = differs || a[i] != b[i];
   EXPECT_TRUE(differs);
+}
+
+TEST(OnlineScoring, AciCappedIsLeakFreeToo) {
+  // As above, under aci-capped (level from alpha = 0.1 up by 0.05 x 0.1 per finished job,
+  // capped at 0.15): job 12 (submitted at 120 s) knows jobs 1-7, plus job 0 when it ended at
+  // 120 s: level 0.135 or 0.14, TTL rank ceil(101 x 0.865) = 88 or ceil(101 x 0.86) = 87.
+  const auto a = ttls(trace(200), OnlineMethod::AciCapped);
+  const auto b = ttls(trace(120), OnlineMethod::AciCapped);
+  for (std::size_t i = 0; i <= 11; ++i) EXPECT_EQ(a[i], b[i]) << "job " << i;
+  EXPECT_NEAR(a[12], 100 * std::exp(0.87), 1e-3);
+  EXPECT_NEAR(b[12], 100 * std::exp(0.86), 1e-3);
 }
 
 TEST(OnlineScoring, AKillIsKnownWhenTheTtlRunsOut) {
