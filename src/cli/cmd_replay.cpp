@@ -209,7 +209,7 @@ void add_replay_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--initial", c->options.initial_fraction, "fraction of the eligible jobs the first model trains on")
       ->capture_default_str();
-  cmd->add_option("--calibration", c->calibration, "online safe-TTL calibration: static, rolling, aci, multi-aci or mondrian")
+  cmd->add_option("--calibration", c->calibration, "online safe-TTL calibration: static, rolling, aci, multi-aci, mondrian or aci-capped")
       ->capture_default_str();
   cmd->add_option("--alpha", c->alpha, "target kill rate of the safe TTL, in (0, 1)")->capture_default_str();
   cmd->add_option("--window-days", c->week_days, "length of the reporting windows, in days of submit time")

@@ -283,7 +283,8 @@ void add_serve_command(CLI::App& app) {
                 "answer, on disk with the next outcome batch");
   cmd->add_option("--calibration", o->calibration,
                   "online safe-TTL calibration, learning from outcomes matched to the answer served for their job: "
-                  "static (the model's), rolling, aci, multi-aci or mondrian (eval --calibration's methods)")
+                  "static (the model's), rolling, aci, multi-aci, mondrian or aci-capped (eval --calibration's methods; "
+                  "aci-capped is the one to deploy with outcomes flowing: docs/ACCURACY.md)")
       ->capture_default_str();
   cmd->add_option("--calibration-key", o->calibration_key, "the mondrian calibration's key: a categorical job field")
       ->capture_default_str();
