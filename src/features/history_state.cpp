@@ -195,9 +195,17 @@ void HistoryState::features(const JobKeys& keys, const JobAmounts& amounts, floa
   const bool with_running = cfg_.running_stats();
   const std::size_t running_at = cfg_.running_offset();
   const bool has_request = requested_ttl_s > 0.0 && std::isfinite(requested_ttl_s);
-  for (auto key : cfg_.keys) {
-    const auto i = static_cast<std::size_t>(key);
-    const KeyHistory* h = keys.present[i] ? find(keys.hash[i]) : nullptr;
+  // Every key's lookup first, its statistics' cache line prefetched, so that the keys'
+  // cache misses overlap instead of each waiting behind the previous key's arithmetic.
+  std::array<const KeyHistory*, kNumHistoryKeys> found{};
+  for (std::size_t k = 0; k < cfg_.keys.size(); ++k) {
+    const auto i = static_cast<std::size_t>(cfg_.keys[k]);
+    found[k] = keys.present[i] ? find(keys.hash[i]) : nullptr;
+    if (found[k] != nullptr) __builtin_prefetch(&found[k]->derived);
+  }
+  for (std::size_t k = 0; k < cfg_.keys.size(); ++k) {
+    const auto i = static_cast<std::size_t>(cfg_.keys[k]);
+    const KeyHistory* h = found[k];
     std::fill(out, out + per_key, kNaN);
     out[0] = 0.0f;  // log1p(0): no history
     if (h != nullptr && h->count > 0) {
