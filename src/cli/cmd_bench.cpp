@@ -133,7 +133,8 @@ void run_cuda_bench(const BenchOptions& o, int device) {
   }
   g.seconds_per_point = o.seconds;
   g.device = device;
-  if (cuda::cuda_device_count() <= g.device) throw Error("--device " + o.device + ": no such CUDA GPU is visible");
+  if (const std::string problem = cuda::cuda_device_problem(g.device); !problem.empty())
+    throw Error("--device " + o.device + ": CUDA: " + problem);
   std::ostringstream table, lines;
   cuda::run_gpu_bench(g, o.json ? static_cast<std::ostream&>(table) : std::cout, lines);
   if (!o.json) return;
