@@ -107,16 +107,17 @@ void FeatureEncoder::encode_one(const JobRecord& r, const float* history_feature
   if (p.block_size > 0)
     standardize_block(history_features + p.block_first_feature, p.block_mean.data(), p.block_inv_std.data(),
                       dense_out + p.block_begin, p.block_size);
-  // Every column's probe address first, so that the lookups' cache misses overlap.
+  // Every column's probe address first, so that the lookups' cache misses overlap (one
+  // column per category field; more, from a field listed twice, hash again below).
   std::uint64_t hash[kNumFields];
-  const std::size_t nc = cats_.size();
-  for (std::size_t j = 0; j < nc; ++j) {
+  const std::size_t nc = cats_.size(), hashed = std::min(nc, kNumFields);
+  for (std::size_t j = 0; j < hashed; ++j) {
     hash[j] = VocabularyIndex::hash(r.text(cats_[j].field));
     p.vocabularies[j].prefetch(hash[j]);
   }
   for (std::size_t j = 0; j < nc; ++j) {
     const auto text = r.text(cats_[j].field);
-    cats_out[j] = text.empty() ? 0u : p.vocabularies[j].find(text, hash[j]);
+    cats_out[j] = text.empty() ? 0u : p.vocabularies[j].find(text, j < hashed ? hash[j] : VocabularyIndex::hash(text));
   }
 }
 
