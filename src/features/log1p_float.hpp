@@ -11,7 +11,7 @@
 // what they need. `then` must be nondecreasing (a standardization (v - mean) * inv_std with
 // inv_std > 0, or the identity), and rounding is monotonic, so when both ends of that
 // interval round to the same float, every value in it does, glibc's log1p included. Else
-// (about one argument in four million, and every x < 1, NaN or infinity) glibc's log1p
+// (about one argument in a few million, and every x < 1, NaN or infinity) glibc's log1p
 // decides. tests/features/log1p_float_test.cpp checks it against std::log1p.
 #include <cmath>
 
