@@ -33,11 +33,26 @@ struct Options {
   int batch = 1;
   int server_pid = 0;
   double report_every = 0;  // seconds between progress lines (0: none)
+  bool match = false;       // POST /v1/match (a slot and `batch` candidates) instead of /v1/predict
 };
 
 
 std::string request_for(const Options& o) {
   std::string body;
+  if (o.match) {
+    // A slot every candidate fits, and the broker's one job per pilot (limit 1). Each job has
+    // a job_id, so a service with a model made for match time records the start (journaled
+    // when it has a journal): the same job, rematched, restarts each time.
+    body = "{\"slot\":{\"slot_time_left_s\":259200,\"slot_cores\":8},\"limit\":1,\"jobs\":[";
+    for (int i = 0; i < o.batch; ++i) {
+      std::string job = ttlpred::load::load_job(i);
+      job.insert(1, "\"job_id\":" + std::to_string(i) + ",");
+      body += (i ? "," : "") + job;
+    }
+    body += "]}";
+    return "POST /v1/match HTTP/1.1\r\nHost: " + o.host + "\r\nContent-Type: application/json\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body;
+  }
   if (o.batch == 1) {
     body = ttlpred::load::load_job(0);
   } else {
@@ -152,7 +167,7 @@ void run_worker(const Options& o, const std::string& request, const std::atomic<
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app{"serve_load: keep-alive load on ttlpred serve's /v1/predict"};
+  CLI::App app{"serve_load: keep-alive load on ttlpred serve's /v1/predict (or /v1/match)"};
   app.add_option("--host", o.host)->capture_default_str();
   app.add_option("--port", o.port)->capture_default_str();
   app.add_option("--connections", o.connections, "concurrent keep-alive connections")->capture_default_str();
@@ -160,6 +175,7 @@ int main(int argc, char** argv) {
   app.add_option("--batch", o.batch, "jobs per request")->capture_default_str();
   app.add_option("--server-pid", o.server_pid, "sample this process's resident memory");
   app.add_option("--report-every", o.report_every, "seconds between progress lines (0: none)");
+  app.add_flag("--match", o.match, "POST /v1/match: one slot, --batch candidates with job ids, limit 1");
   CLI11_PARSE(app, argc, argv);
 
   const std::string request = request_for(o);

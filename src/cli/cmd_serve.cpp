@@ -37,6 +37,9 @@ struct ServeOptions {
   double max_outcome_wall_s = 604800, outcome_kill_margin_s = -1;
   std::uint64_t max_model_bytes = 1ull << 30;
   std::size_t history_capacity = 500000;
+  std::size_t running_capacity = 500000;
+  double running_max_age_s = 604800;
+  bool sync_starts = false;
   std::size_t max_connections = 10000;
   // static by default: out of the box the service answers what `predict` and `eval` answer
   // (one rule for every caller); `aci` is the method to deploy with outcomes flowing, the one
@@ -96,6 +99,9 @@ void run_serve(const ServeOptions& o) {
   so.outcome_kill_margin_s = o.outcome_kill_margin_s;
   so.max_model_bytes = o.max_model_bytes;
   so.history_capacity = o.history_capacity;
+  so.running_capacity = o.running_capacity;
+  so.running_max_age_s = o.running_max_age_s;
+  so.sync_starts = o.sync_starts;
   so.calibration.method = answering_method_from_name(o.calibration);
   so.calibration_key = o.calibration_key;
   so.recent_predictions = o.recent_predictions;
@@ -268,6 +274,15 @@ void add_serve_command(CLI::App& app) {
                   "most history keys kept (users, production tags, master jobs ...); the least recently updated are "
                   "dropped past it (0: no limit)")
       ->capture_default_str();
+  cmd->add_option("--running-capacity", o->running_capacity,
+                  "most running jobs kept for a model made for match time; the earliest start goes past it (0: no limit)")
+      ->capture_default_str();
+  cmd->add_option("--running-max-age", o->running_max_age_s,
+                  "seconds after which a start without an outcome stops counting as running and is forgotten")
+      ->capture_default_str();
+  cmd->add_flag("--sync-starts", o->sync_starts,
+                "put each start /v1/match records on disk (fdatasync) before answering; default: written before the "
+                "answer, on disk with the next outcome batch");
   cmd->add_option("--calibration", o->calibration,
                   "online safe-TTL calibration, learning from outcomes matched to the answer served for their job: "
                   "static (the model's), rolling, aci, multi-aci or mondrian (eval --calibration's methods)")

@@ -64,6 +64,12 @@ void read_journal_folder(const std::string& dir, JobTable& out, ReadReport& rep)
         rep.skip(SkipReason::MalformedRecord, ln, "", "not a JSON object");
         continue;
       }
+      // A service event other than an outcome (a job's start, serve/running_jobs.hpp): no
+      // finished job, so no row.
+      if (j.contains("event")) {
+        ++rep.comment_lines;
+        continue;
+      }
       r.clear();
       bool ok = true;
       for (const auto& [key, value] : j.items()) {

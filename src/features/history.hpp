@@ -19,10 +19,12 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "data/job_record.hpp"
@@ -248,6 +250,22 @@ class HistoryState {
   std::size_t running() const { return running_.size(); }
   bool is_running(std::uint64_t job) const { return running_.count(job) > 0; }
 
+  // Bounds of the running set, for a service whose starts may never see their outcome (a
+  // lost pilot, a broker that forgets to post it). A running job counts in the statistics
+  // while its elapsed time is below `max_age_s` (default kMaxHistoryWallS, what the batch walk
+  // uses), and prune_running(now_s) forgets the jobs started at or before now_s - max_age_s:
+  // none of them counts at now_s or later, so pruning never changes such an answer. Past
+  // `max_jobs` running jobs (0: no limit, the default) start_running forgets the earliest
+  // start (ties: the smallest identifier), so that equal event sequences give equal sets.
+  // Throws Error for a max_age_s outside (0, kMaxHistoryWallS]. Not saved with the state:
+  // the owner sets them again.
+  void set_running_limits(std::size_t max_jobs, double max_age_s);
+  std::size_t running_capacity() const { return running_capacity_; }
+  double running_max_age() const { return running_max_age_; }
+  std::size_t prune_running(double now_s);  // how many it forgot
+  std::uint64_t running_expired() const { return running_expired_; }  // forgotten by age, since construction
+  std::uint64_t running_evicted() const { return running_evicted_; }  // forgotten at the cap, since construction
+
   // A sealed container (magic "TTLHIST"); from_bytes refuses truncated or corrupted input.
   std::vector<std::uint8_t> to_bytes() const;
   static HistoryState from_bytes(const std::vector<std::uint8_t>& bytes, const std::string& what);
@@ -273,6 +291,11 @@ class HistoryState {
   std::unordered_map<std::uint64_t, RunningJob> running_;  // by job
   // Start times of each key's running jobs, ascending (order statistics in O(log n)).
   std::unordered_map<std::uint64_t, std::vector<double>> running_starts_;
+  // Every running job by (start, identifier): the earliest start first, for the limits.
+  std::set<std::pair<double, std::uint64_t>> running_by_start_;
+  std::size_t running_capacity_ = 0;
+  double running_max_age_ = kMaxHistoryWallS;
+  std::uint64_t running_expired_ = 0, running_evicted_ = 0;
   std::size_t capacity_ = 0;
   std::uint64_t evicted_ = 0;
 };

@@ -2,11 +2,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "features/history.hpp"
 #include "features/log1p_float.hpp"
+#include "util/error.hpp"
 
 namespace ttlpred {
 namespace {
@@ -140,6 +142,7 @@ void HistoryState::features(const JobRecord& job, double now_s, float* out) cons
 bool HistoryState::start_running(std::uint64_t job, const JobKeys& keys, double start_s) {
   if (!std::isfinite(start_s)) return false;
   if (!running_.emplace(job, RunningJob{start_s, keys}).second) return false;
+  running_by_start_.emplace(start_s, job);
   for (auto key : cfg_.keys) {
     const auto i = static_cast<std::size_t>(key);
     if (!keys.present[i]) continue;
@@ -147,7 +150,34 @@ bool HistoryState::start_running(std::uint64_t job, const JobKeys& keys, double 
     // Starts mostly come in time order: the insertion point is nearly always the end.
     starts.insert(std::upper_bound(starts.begin(), starts.end(), start_s), start_s);
   }
+  if (running_capacity_ > 0 && running_.size() > running_capacity_) {
+    stop_running(running_by_start_.begin()->second);
+    ++running_evicted_;
+  }
   return true;
+}
+
+void HistoryState::set_running_limits(std::size_t max_jobs, double max_age_s) {
+  if (!(max_age_s > 0) || !(max_age_s <= kMaxHistoryWallS))
+    throw Error("history: the running jobs' age limit must be in (0, 1e7] s (kMaxHistoryWallS)");
+  running_capacity_ = max_jobs;
+  running_max_age_ = max_age_s;
+  while (running_capacity_ > 0 && running_.size() > running_capacity_) {
+    stop_running(running_by_start_.begin()->second);
+    ++running_evicted_;
+  }
+}
+
+std::size_t HistoryState::prune_running(double now_s) {
+  // The same bound as running_stats: a start at or before it is not counted at now_s.
+  const double oldest_counted = now_s - running_max_age_;
+  std::size_t n = 0;
+  while (!running_by_start_.empty() && running_by_start_.begin()->first <= oldest_counted) {
+    stop_running(running_by_start_.begin()->second);
+    ++n;
+  }
+  running_expired_ += n;
+  return n;
 }
 
 bool HistoryState::stop_running(std::uint64_t job) {
@@ -164,6 +194,7 @@ bool HistoryState::stop_running(std::uint64_t job) {
     if (at != starts.end() && *at == r.start_s) starts.erase(at);  // equal starts are interchangeable
     if (starts.empty()) running_starts_.erase(s);
   }
+  running_by_start_.erase({r.start_s, job});
   running_.erase(it);
   return true;
 }
@@ -176,8 +207,8 @@ void HistoryState::running_stats(std::uint64_t key_hash, double now_s, float* ou
   if (it == running_starts_.end() || !std::isfinite(now_s)) return;
   const std::vector<double>& starts = it->second;
   // Running jobs started strictly before now (same-second starts never see each other), and
-  // running for less than kMaxHistoryWallS.
-  const auto first = std::upper_bound(starts.begin(), starts.end(), now_s - kMaxHistoryWallS);
+  // running for less than the age limit (kMaxHistoryWallS unless set_running_limits says).
+  const auto first = std::upper_bound(starts.begin(), starts.end(), now_s - running_max_age_);
   const auto last = std::lower_bound(first, starts.end(), now_s);
   const auto n = static_cast<std::size_t>(last - first);
   if (n == 0) return;

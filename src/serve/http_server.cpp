@@ -68,6 +68,7 @@ constexpr Route kRoutes[] = {
     {"/v1/outcomes", http::verb::post, Endpoint::Outcomes}, {"/healthz", http::verb::get, Endpoint::Healthz},
     {"/readyz", http::verb::get, Endpoint::Readyz},       {"/metrics", http::verb::get, Endpoint::Metrics},
     {"/admin/reload", http::verb::post, Endpoint::Reload}, {"/openapi.json", http::verb::get, Endpoint::OpenApi},
+    {"/v1/started", http::verb::post, Endpoint::Started},
 };
 
 // Boost 1.74's Beast has its own string_view.
@@ -155,6 +156,11 @@ struct HttpServer::Impl {
         // are trusted like admins.
         Reply auth = check_admin(req);
         return auth.status != 200 ? auth : service.outcomes(body);
+      }
+      case Endpoint::Started: {
+        // A start counts in every later match-time prediction of its keys: trusted like outcomes.
+        Reply auth = check_admin(req);
+        return auth.status != 200 ? auth : service.started(body);
       }
       case Endpoint::Healthz: return service.healthz();
       case Endpoint::Readyz: return service.readyz();

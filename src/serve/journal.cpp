@@ -175,7 +175,7 @@ std::uint64_t OutcomeJournal::replay(
   return n;
 }
 
-void OutcomeJournal::append(std::string_view lines, std::uint64_t count) {
+void OutcomeJournal::append(std::string_view lines, std::uint64_t count, bool flush) {
   if (fd_ < 0) open_current();  // a snapshot failed to open the next journal: try again
   const off_t start = ::lseek(fd_, 0, SEEK_END);
   std::size_t done = 0;
@@ -189,7 +189,7 @@ void OutcomeJournal::append(std::string_view lines, std::uint64_t count) {
     }
     done += static_cast<std::size_t>(w);
   }
-  if (::fdatasync(fd_) != 0) {
+  if (flush && ::fdatasync(fd_) != 0) {
     const std::string msg = sys_error("cannot flush journal " + journal_path(gen_));
     if (start >= 0 && ::ftruncate(fd_, start) != 0) {}
     throw Error(msg);

@@ -6,7 +6,8 @@
 // removed. At start the newest snapshot is loaded and journals from its generation on are
 // replayed, so a crash at any step of a snapshot leaves a consistent pair of files.
 //
-// Journal format: one JSON outcome object per line (the fields of /v1/outcomes). A last
+// Journal format: one JSON object per line: an outcome (the fields of /v1/outcomes), or, for
+// a model made for match time, a job's start (serve/running_jobs.hpp: it has "event"). A last
 // line without its newline is a write torn by a crash; it was never acknowledged, so it is
 // dropped (and cut off the file) at open.
 //
@@ -40,7 +41,10 @@ class OutcomeJournal {
 
   // Appends `lines` (whole lines, each ending in '\n') and flushes them to disk. On failure
   // the file is cut back to where it was and Error is thrown: nothing half-written stays.
-  void append(std::string_view lines, std::uint64_t count);
+  // `flush` false: written to the file (so they survive the process: a crash, kill -9) but
+  // left for the next flushing append to put on disk (a power loss may take them): for
+  // records whose loss costs little and whose fdatasync would cost the caller milliseconds.
+  void append(std::string_view lines, std::uint64_t count, bool flush = true);
   // Outcomes appended since the last snapshot (replayed ones included).
   std::uint64_t since_snapshot() const { return since_snapshot_; }
 

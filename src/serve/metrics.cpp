@@ -16,6 +16,7 @@ const char* endpoint_name(Endpoint e) {
     case Endpoint::Metrics: return "metrics";
     case Endpoint::Reload: return "reload";
     case Endpoint::OpenApi: return "openapi";
+    case Endpoint::Started: return "started";
     case Endpoint::Other: return "other";
   }
   return "other";
@@ -60,18 +61,43 @@ std::string escape_label(const std::string& s) {
   return r;
 }
 
-void render_learning(std::string& out, const Metrics::Gauges& g) {
-  auto head = [&](const char* name, const char* kind, const char* help) {
-    out += "# HELP ";
-    out += name;
-    out += ' ';
-    out += help;
-    out += "\n# TYPE ";
-    out += name;
-    out += ' ';
-    out += kind;
-    out += '\n';
+// A series' "# HELP" and "# TYPE" lines.
+void help_and_type(std::string& out, const char* name, const char* kind, const char* help) {
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;
+  out += "\n# TYPE ";
+  out += name;
+  out += ' ';
+  out += kind;
+  out += '\n';
+}
+
+void render_running(std::string& out, const Metrics::Gauges& g) {
+  // Only a service whose model reads running jobs keeps them: the others scrape as before.
+  if (!g.running_tracked) return;
+  auto metric = [&](const char* name, const char* type, const char* help, double v) {
+    help_and_type(out, name, type, help);
+    line(out, name, "", v);
   };
+  auto u = [](std::uint64_t v) { return static_cast<double>(v); };
+  metric("ttlpred_running_jobs", "gauge", "Jobs started and not yet closed by their outcome.", u(g.running));
+  metric("ttlpred_running_capacity", "gauge", "Most running jobs kept (0: no limit; --running-capacity).",
+         u(g.running_capacity));
+  metric("ttlpred_running_max_age_seconds", "gauge",
+         "Age past which a start without an outcome is forgotten (--running-max-age).", g.running_max_age_s);
+  metric("ttlpred_running_started_total", "counter", "Starts recorded (/v1/match answers and /v1/started events).",
+         u(g.running_started));
+  metric("ttlpred_running_closed_total", "counter", "Running jobs closed by their outcome.", u(g.running_closed));
+  metric("ttlpred_running_expired_total", "counter",
+         "Running jobs forgotten past --running-max-age without an outcome.", u(g.running_expired));
+  metric("ttlpred_running_evicted_total", "counter",
+         "Running jobs forgotten, earliest start first, to stay within --running-capacity.", u(g.running_evicted));
+}
+
+void render_learning(std::string& out, const Metrics::Gauges& g) {
+  auto head = [&](const char* name, const char* kind, const char* help) { help_and_type(out, name, kind, help); };
   auto u = [](std::uint64_t v) { return static_cast<double>(v); };
   head("ttlpred_calibration_info", "gauge", "The online safe-TTL calibration method answering (value 1; --calibration).");
   line(out, "ttlpred_calibration_info", "method=\"" + escape_label(g.calibration_method) + '"', 1);
@@ -200,6 +226,7 @@ std::string Metrics::render(const Gauges& g) const {
   out += "# HELP ttlpred_history_evicted_keys_total History keys dropped, least recently updated first, to stay "
          "within the capacity.\n# TYPE ttlpred_history_evicted_keys_total counter\n";
   line(out, "ttlpred_history_evicted_keys_total", "", static_cast<double>(g.history_evicted));
+  render_running(out, g);
   out += "# HELP ttlpred_journal_outcomes_since_snapshot Outcomes a restart would replay.\n"
          "# TYPE ttlpred_journal_outcomes_since_snapshot gauge\n";
   line(out, "ttlpred_journal_outcomes_since_snapshot", "", static_cast<double>(g.journal_since_snapshot));

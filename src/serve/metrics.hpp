@@ -12,8 +12,8 @@
 
 namespace ttlpred::serve {
 
-enum class Endpoint : std::uint8_t { Predict = 0, Match, Outcomes, Healthz, Readyz, Metrics, Reload, OpenApi, Other };
-inline constexpr std::size_t kNumEndpoints = 9;
+enum class Endpoint : std::uint8_t { Predict = 0, Match, Outcomes, Healthz, Readyz, Metrics, Reload, OpenApi, Started, Other };
+inline constexpr std::size_t kNumEndpoints = 10;
 const char* endpoint_name(Endpoint e);
 
 // Upper bounds of the latency buckets, seconds (+Inf is implicit).
@@ -52,6 +52,11 @@ class Metrics {
     std::uint64_t history_keys = 0;
     std::uint64_t history_capacity = 0;
     std::uint64_t history_evicted = 0;
+    // The running set (a model made for match time: docs/service.md, "Running jobs").
+    bool running_tracked = false;
+    std::uint64_t running = 0, running_capacity = 0;
+    double running_max_age_s = 0;
+    std::uint64_t running_started = 0, running_closed = 0, running_expired = 0, running_evicted = 0;
     std::uint64_t journal_since_snapshot = 0;
     std::uint64_t snapshot_failures = 0;
     // What the service learns from outcomes (docs/service.md, "Online calibration" and "Live quality").

@@ -15,6 +15,7 @@
 #include "serve/event_log.hpp"
 #include "serve/job_json.hpp"
 #include "serve/outcome_record.hpp"
+#include "serve/running_jobs.hpp"
 #include "util/binary_io.hpp"
 #include "util/file_io.hpp"
 
@@ -140,12 +141,6 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path, const Pre
   const std::vector<std::uint8_t> bytes = read_regular_file(path, max_bytes);
   auto m = std::make_shared<LoadedModel>(
       LoadedModel{Predictor(parse_model_file(bytes, path), options, path), fnv1a_hex(bytes), path});
-  // A model made for match time reads the jobs running at each match; the service does not
-  // keep that set (no start events are journaled yet), so it would answer every job as if
-  // nothing were running: a silently different answer from `eval --at match`. Refused.
-  if (m->predictor.encoder().history_config().running_stats())
-    throw Error(path + ": the model was trained for match time (train --at match); the service does not track "
-                "running jobs yet, so it serves models trained for submit time only");
   // Warm up this thread's buffers and the plan once, so a broken plan fails here, not on
   // the first request.
   JobRecord probe;
@@ -164,6 +159,8 @@ Service::Service(ServiceOptions options)
     throw Error("--history-capacity must be 0 (no limit) or at least 100 keys");
   if (std::isnan(options_.outcome_kill_margin_s) || !std::isfinite(options_.outcome_kill_margin_s))
     throw Error("--outcome-kill-margin must be a finite number of seconds (negative: no check against the request)");
+  if (!(options_.running_max_age_s > 0) || !(options_.running_max_age_s <= kMaxHistoryWallS))
+    throw Error("--running-max-age must be a number of seconds in (0, 1e7]");
   if (options_.calibration.method == OnlineMethod::Mondrian) {
     calibration_key_ = field_by_name(options_.calibration_key);
     if (!calibration_key_ || info(*calibration_key_).kind != FieldKind::Category)
@@ -184,6 +181,8 @@ Service::Service(ServiceOptions options)
   }
   if (!history_) history_.emplace(model->predictor.initial_history());
   history_->set_capacity(options_.history_capacity);  // before the replay: bounded throughout
+  history_->set_running_limits(options_.running_capacity, options_.running_max_age_s);
+  tracks_running_ = cfg.running_stats();
   if (journal_) {
     JobRecord r;
     std::string served_version = learned_version;
@@ -192,8 +191,15 @@ Service::Service(ServiceOptions options)
         throw Error("stopped by a signal during the journal replay (at " + file + ":" + std::to_string(line) +
                     "); the journal is unchanged");
       try {
-        const OutcomeRecord rec = read_outcome_record(parse_body(text));
+        json line = parse_body(text);
+        if (is_started_line(line)) {
+          const StartedLine start = read_started_line(line, r);
+          if (tracks_running_) apply_start(*job_key(r), r, start.start_s, start.received_at);
+          return;
+        }
+        const OutcomeRecord rec = read_outcome_record(std::move(line));
         job_from_json(rec.outcome, JobUse::Outcome, -1, r);
+        close_run(r);
         history_->observe(r);
         if (rec.served) {
           const double wall = r[Field::WallTime];
@@ -445,6 +451,10 @@ Reply Service::match(std::string_view body) {
     const std::size_t limit = req.limit;
 
     Scratch& s = scratch(n);
+    // A model made for match time predicts each job as of this match: it has waited from its
+    // submission until now, and it sees the jobs running now (docs/service.md, "Prediction time").
+    const bool at_match = tracks_running_;
+    const double match_time = at_match ? now() : 0.0;
     for (std::size_t i = 0; i < n; ++i) {
       JobRecord& r = s.records[i];
       // The slot's host fields are what the job would run on: predict with them.
@@ -456,6 +466,7 @@ Reply Service::match(std::string_view body) {
           r[f.field] = slot[f.field];
         }
       }
+      if (at_match && r.known(Field::SubmitTime)) r[Field::WaitTime] = std::max(0.0, match_time - r[Field::SubmitTime]);
     }
     std::shared_ptr<const LoadedModel> model;
     {
@@ -490,13 +501,14 @@ Reply Service::match(std::string_view body) {
     out += "{\"model_version\":\"";
     out += model->version;
     out += "\",\"matches\":[";
-    std::size_t matched = 0;
+    std::size_t matched = 0, first = n;
     for (std::size_t k = 0; k < n && matched < limit; ++k) {
       const std::size_t i = s.order[k];
       const Prediction& p = s.predictions[i];
       const double need_cores = num_or(i, Field::CpuCores, 1);
       if (!(p.safe_ttl_s <= time_left) || need_cores > cores) continue;
       keep_served(s, i);  // only a matched job was given this TTL
+      if (matched == 0) first = i;
       if (matched++) out += ',';
       out += "{\"index\":";
       out += std::to_string(i);
@@ -513,6 +525,8 @@ Reply Service::match(std::string_view body) {
     out += std::to_string(n);
     out += '}';
     recent_.record(s.entries);
+    if (at_match && first < n && !reader().job_id_json(first).empty())
+      record_match_start(s.records[first], reader().job_id_json(first), match_time);
     return {200, std::move(out)};
   });
 }
@@ -575,6 +589,7 @@ Reply Service::outcomes(std::string_view body) {
       {
         std::unique_lock lock(history_mutex_);
         for (std::size_t i = 0; i < n; ++i) {
+          if (close_run(records[i])) ++running_closed_;
           history_->observe(records[i]);
           if (served[i]) learn_calibration(*served[i], records[i][Field::WallTime]);
         }
@@ -604,6 +619,65 @@ Reply Service::outcomes(std::string_view body) {
                       ",\"durable\":" + (durable ? "true" : "false") + "}";
     return {200, std::move(out)};
   });
+}
+
+Reply Service::started(std::string_view body) {
+  return guarded([&]() -> Reply {
+    const double received = now();
+    const std::vector<StartedJob> jobs = read_started_body(body, options_.max_batch, received, options_.running_max_age_s);
+    const std::size_t n = jobs.size();
+    bool durable = false;
+    std::size_t running = 0;
+    if (tracks_running_) {
+      // Every writer of the running set holds the journal lock: what is checked here holds
+      // when it is applied.
+      std::lock_guard order(outcomes_mutex_);
+      std::string lines;
+      {
+        std::shared_lock lock(history_mutex_);
+        for (std::size_t i = 0; i < n; ++i) {
+          if (history_->is_running(*job_key(jobs[i].record)))
+            throw RequestError(409, "field 'job_id': the job is running already (started, and no outcome yet)" +
+                                        (jobs[i].index < 0 ? std::string() : " (job " + std::to_string(i) + ")"),
+                               "job_id", jobs[i].index);
+          append_started_line(lines, jobs[i].object.at("job_id").dump(), jobs[i].record, jobs[i].start_s, received);
+        }
+      }
+      if (journal_) {
+        journal_->append(lines, n);  // on disk before anything is acknowledged or applied
+        durable = true;
+      }
+      std::unique_lock lock(history_mutex_);
+      for (const StartedJob& j : jobs) apply_start(*job_key(j.record), j.record, j.start_s, received);
+      running_started_ += n;
+      running = history_->running();
+    }
+    std::string out = "{\"accepted\":" + std::to_string(n) + ",\"recorded\":" + (tracks_running_ ? "true" : "false") +
+                      ",\"running\":" + std::to_string(running) + ",\"durable\":" + (durable ? "true" : "false") + "}";
+    return {200, std::move(out)};
+  });
+}
+
+void Service::apply_start(std::uint64_t id, const JobRecord& job, double start_s, double received_at) {
+  history_->prune_running(received_at);
+  history_->stop_running(id);  // a job matched again was lost by its first pilot: it runs from now
+  history_->start_running(id, job_keys(job), start_s);
+}
+
+void Service::record_match_start(const JobRecord& job, std::string_view job_id_json, double match_time) {
+  std::string line;
+  append_started_line(line, job_id_json, job, match_time, match_time);
+  std::lock_guard order(outcomes_mutex_);
+  if (journal_) journal_->append(line, 1, options_.sync_starts);  // before the answer that hands the job out
+  std::unique_lock lock(history_mutex_);
+  apply_start(*job_key(job), job, match_time, match_time);
+  ++running_started_;
+}
+
+bool Service::close_run(const JobRecord& outcome) {
+  if (!tracks_running_) return false;
+  const auto id = job_key(outcome);
+  return id && history_->stop_running(*id);
 }
 
 void Service::check_outcome_bounds(const JobRecord& r, long index) const {
@@ -647,6 +721,12 @@ Reply Service::metrics_text() const {
     g.history_keys = history_->keys_tracked();
     g.history_capacity = history_->capacity();
     g.history_evicted = history_->evicted();
+    g.running_tracked = tracks_running_;
+    g.running = history_->running();
+    g.running_capacity = history_->running_capacity();
+    g.running_max_age_s = history_->running_max_age();
+    g.running_expired = history_->running_expired();
+    g.running_evicted = history_->running_evicted();
   }
   {
     std::shared_lock lock(history_mutex_);
@@ -665,6 +745,8 @@ Reply Service::metrics_text() const {
     g.unmatched_no_id = unmatched_no_id_;
     g.unmatched_unknown = unmatched_unknown_;
     g.unmatched_older = unmatched_older_;
+    g.running_started = running_started_;
+    g.running_closed = running_closed_;
     const double t = now();
     auto windows = [&](const LiveQuality& q) {
       return std::vector<Metrics::Gauges::Window>{{"1000", q.last(kCountWindows[0])},

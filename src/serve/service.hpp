@@ -10,7 +10,10 @@
 // before, under a separate lock that keeps journal order and apply order the same. The
 // online calibrator lives beside the history under the same lock (predictions read it, matched
 // outcomes move it); the recent-predictions table has its own mutex, held per batch; the live
-// quality windows and the drift test are the outcomes' own, under the journal lock.
+// quality windows and the drift test are the outcomes' own, under the journal lock. The
+// running set (a model made for match time) is the history state's: every writer of it (a
+// /v1/match start, /v1/started, an outcome closing a run) holds the journal lock, then the
+// history lock exclusively, so journal order is apply order for starts too.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -74,6 +77,21 @@ struct ServiceOptions {
   // default holds 500 000 jobs between answer and outcome in about 100 MB. 0: none kept.
   std::size_t recent_predictions = 500000;
   DriftOptions drift;
+  // The running set, kept for a model made for match time (docs/service.md, "Running jobs"):
+  // at most this many jobs (the earliest start goes first; 0: no limit). Each costs about
+  // 300 bytes, so the default bounds it near 150 MB, a few times the jobs a grid runs at once.
+  std::size_t running_capacity = 500000;
+  // A start whose outcome has not come after this many seconds stops counting and is
+  // forgotten: the default is the longest run time accepted (max_outcome_wall_s's default),
+  // so no valid outcome could still close it. At most kMaxHistoryWallS.
+  double running_max_age_s = 604800;
+  // Whether a start recorded by /v1/match is on disk (fdatasync) before the answer goes out.
+  // Off by default: the line is written to the journal before the answer (it survives a crash
+  // or kill -9 of the service) and reaches the disk with the next outcome or /v1/started
+  // batch, because the flush would multiply /v1/match's latency (measured: p50 36 us without
+  // it, about 3 ms with it, docs/service.md "Running jobs"); a power loss can then forget the
+  // last starts, which only stop counting as running (their outcomes are still learned).
+  bool sync_starts = false;
   std::function<double()> clock;  // unix seconds for received_at / predicted_at; empty: the wall clock
 };
 
@@ -104,6 +122,8 @@ class Service {
   Reply predict(std::string_view body);
   Reply match(std::string_view body);
   Reply outcomes(std::string_view body);
+  // POST /v1/started: jobs a broker started without asking /v1/match (running_jobs.hpp).
+  Reply started(std::string_view body);
   Reply healthz() const;
   Reply readyz() const;
   Reply metrics_text() const;
@@ -160,6 +180,16 @@ class Service {
   // A model other than the one the drift tests learned from now serves: the tests restart and
   // the alarm, which was about the other model, clears (as a reload does).
   void restart_drift_tests();
+  // Whether the model reads running jobs (made for match time): only then are starts kept.
+  bool tracks_running() const { return tracks_running_; }
+  // Records that job `id` started at `start_s`, after forgetting the runs too old at
+  // `received_at` (restarting the job when it was running). Caller holds history_mutex_
+  // exclusively; the journal has the line already.
+  void apply_start(std::uint64_t id, const JobRecord& job, double start_s, double received_at);
+  // The first match of a /v1/match answer is the job the pilot takes: journaled, then kept.
+  void record_match_start(const JobRecord& job, std::string_view job_id_json, double match_time);
+  // An outcome closes its job's run, if it was running (caller holds history_mutex_ exclusively).
+  bool close_run(const JobRecord& outcome);
 
   ServiceOptions options_;
   std::atomic<std::shared_ptr<const LoadedModel>> model_;
@@ -183,6 +213,8 @@ class Service {
   std::uint64_t matched_ = 0, unmatched_no_id_ = 0, unmatched_unknown_ = 0, unmatched_older_ = 0;
   std::uint64_t snapshot_failures_ = 0;  // history snapshots that could not be written
   std::uint64_t calibration_outcomes_ = 0;
+  bool tracks_running_ = false;  // set at construction: a reload keeps the history configuration
+  std::uint64_t running_started_ = 0, running_closed_ = 0;  // since this start, under outcomes_mutex_
 
   std::atomic<bool> ready_{false};
   Metrics metrics_;

@@ -22,7 +22,7 @@ TEST(OpenApi, ServedDocumentDescribesEveryRouteAndJobField) {
   ASSERT_EQ(res->status, 200);
   const auto doc = nlohmann::json::parse(res->body);
   EXPECT_EQ(doc["openapi"], "3.0.3");
-  for (const char* path : {"/v1/predict", "/v1/match", "/v1/outcomes", "/healthz", "/readyz", "/metrics", "/admin/reload", "/openapi.json"})
+  for (const char* path : {"/v1/predict", "/v1/match", "/v1/outcomes", "/v1/started", "/healthz", "/readyz", "/metrics", "/admin/reload", "/openapi.json"})
     EXPECT_TRUE(doc["paths"].contains(path)) << path;
   const auto& job = doc["components"]["schemas"]["Job"]["properties"];
   for (const auto& f : kFields) {
