@@ -9,6 +9,7 @@
 #include "data/trace_readers.hpp"
 #include "engine/isa.hpp"
 #include "pipeline/model_checks.hpp"
+#include "predict/device.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred::cli {
@@ -207,9 +208,23 @@ bool parse_censored(const std::string& value) {
   throw Error("--censored: '" + value + "' is neither on nor off");
 }
 
+void add_device_option(CLI::App& cmd, std::string& device) {
+  cmd.add_option("--device", device,
+                 "where the network runs: cpu, or cuda / cuda:N (the CUDA backend on GPU N, in a build made with "
+                 "-DTTLPRED_CUDA=ON: it refuses a variant it does not run, naming those it runs; --variant auto runs "
+                 "a plain model as fp32 there)")
+      ->capture_default_str();
+}
+
 PredictorOptions predictor_options(const std::string& variant, const std::string& isa, double alpha,
-                                   const BoundOptions& bounds) {
-  return predictor_options_named(variant, isa, alpha, bounds.max_ttl_s, bounds.min_seconds);
+                                   const BoundOptions& bounds, const std::string& device) {
+  const DeviceChoice d = device_named(device);
+  if (d.backend != nullptr && !isa.empty())
+    throw Error("--isa " + isa + " pins the CPU's instruction set; it does not apply to --device " + device);
+  PredictorOptions o = predictor_options_named(variant, isa, alpha, bounds.max_ttl_s, bounds.min_seconds);
+  o.backend = d.backend;
+  o.device = d.device;
+  return o;
 }
 
 }  // namespace ttlpred::cli

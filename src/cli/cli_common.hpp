@@ -75,8 +75,14 @@ void add_censored_option(CLI::App& cmd, std::string& value);
 inline constexpr const char* kDefaultCensored = "off";
 bool parse_censored(const std::string& value);
 
+// --device cpu|cuda|cuda:N (predict/device.hpp): the backend the command's network runs on.
+void add_device_option(CLI::App& cmd, std::string& device);
+inline constexpr const char* kDefaultDevice = "cpu";
+
+// The predictor options the command line names. `device` as --device gives it; --isa pins the
+// CPU's instruction set, so a non-empty `isa` with another device is refused.
 PredictorOptions predictor_options(const std::string& variant, const std::string& isa, double alpha,
-                                   const BoundOptions& bounds = {});
+                                   const BoundOptions& bounds = {}, const std::string& device = kDefaultDevice);
 
 // The model checks of eval and predict (pipeline/model_checks.hpp): refuses a model of
 // another schema unless `allow_schema_mismatch`.

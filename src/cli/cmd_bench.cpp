@@ -24,6 +24,7 @@
 #endif
 #include "engine/plan.hpp"
 #include "model/model_file.hpp"
+#include "predict/device.hpp"
 #include "quant/calibration.hpp"
 #include "quant/calibration_io.hpp"
 #include "util/error.hpp"
@@ -114,7 +115,7 @@ LatencyStats measure_threads(int threads, double seconds, BenchClock clock,
 // `--device cuda`: the CUDA backend's benchmark (engine/cuda/gpu_bench.hpp) on a random
 // model of --shape, batch sizes the powers of two between the smallest and the largest of
 // --batch (default 1 to 65536): host-to-host latency as a caller sees it, and device-only time.
-void run_cuda_bench(const BenchOptions& o) {
+void run_cuda_bench(const BenchOptions& o, int device) {
 #ifdef TTLPRED_WITH_CUDA
   if (!o.model.empty()) throw Error("--device cuda benchmarks a random model of --shape; --model is CPU only");
   cuda::GpuBenchOptions g;
@@ -131,7 +132,9 @@ void run_cuda_bench(const BenchOptions& o) {
     g.max_batch = *std::max_element(b.begin(), b.end());
   }
   g.seconds_per_point = o.seconds;
-  if (cuda::cuda_device_count() <= g.device) throw Error("--device cuda: no CUDA GPU is visible");
+  g.device = device;
+  if (const std::string problem = cuda::cuda_device_problem(g.device); !problem.empty())
+    throw Error("--device " + o.device + ": CUDA: " + problem);
   std::ostringstream table, lines;
   cuda::run_gpu_bench(g, o.json ? static_cast<std::ostream&>(table) : std::cout, lines);
   if (!o.json) return;
@@ -149,17 +152,17 @@ void run_cuda_bench(const BenchOptions& o) {
   std::printf("%s\n", j.dump(2).c_str());
 #else
   (void)o;
-  throw Error("--device cuda: this build has no CUDA backend (configure with -DTTLPRED_CUDA=ON)");
+  (void)device;  // unreachable: device_named refuses cuda in a build without the backend
 #endif
 }
 
 void run_bench(const BenchOptions& o) {
-  if (o.device == "cuda") return run_cuda_bench(o);
+  const DeviceChoice device = device_named(o.device);
+  if (device.backend != nullptr) return run_cuda_bench(o, device.device);
   if (!o.serving.empty()) {
     if (!(o.seconds > 0.0) || o.seconds > 60.0) throw Error("--seconds must be in (0, 60]");
     return run_serving_bench({o.model, o.serving, engine::variants_from_list(o.variants), o.isa, o.seconds, o.json});
   }
-  if (o.device != "cpu") throw Error("--device must be cpu or cuda, not '" + o.device + "'");
   if (o.threads < 1 || o.threads > 256) throw Error("--threads must be between 1 and 256");
   if (!(o.seconds > 0.0) || o.seconds > 60.0) throw Error("--seconds must be in (0, 60]");
   if (o.clock != "wall" && o.clock != "thread") throw Error("--clock must be wall or thread, not '" + o.clock + "'");
@@ -300,7 +303,7 @@ void add_bench_command(CLI::App& app) {
                   "trace: time the serving path of --model (a trained model file) on its jobs, one job a call, "
                   "stage by stage: history, encode, network, safe_ttl, and whole (wall clock; JSON key 'serving')");
   cmd->add_option("--device", opts->device,
-                  "cpu, or cuda (the CUDA backend: batch 1 to 65536 unless --batch is given, host-to-host and "
+                  "cpu, or cuda / cuda:N (the CUDA backend: batch 1 to 65536 unless --batch is given, host-to-host and "
                   "device-only time)")
       ->capture_default_str();
   cmd->callback([opts, cmd] {

@@ -22,7 +22,7 @@ namespace ttlpred::cli {
 namespace {
 
 struct EvalOptions {
-  std::string model, data, variant = "auto", isa, per_job, per_job_format = "csv";
+  std::string model, data, variant = "auto", isa, device = kDefaultDevice, per_job, per_job_format = "csv";
   // static by default: the service answers with the static calibration, and eval scores what it answers.
   std::string calibration = "static", calibration_key = "user";
   std::string at;  // "": the model's prediction time
@@ -34,7 +34,7 @@ struct EvalOptions {
 
 void run_eval(const EvalOptions& o) {
   check_prediction_format(o.per_job_format);
-  const Predictor predictor = Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds));
+  const Predictor predictor = Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds, o.device));
   std::string format;
   JobTable trace = load_trace(o.data, o.input, o.json, &format);
   check_model_fits_trace(predictor, o.model, trace, format, o.allow_schema_mismatch);
@@ -89,6 +89,7 @@ void add_eval_command(CLI::App& app) {
   add_bound_options(*cmd, o->bounds);
   add_variant_options(*cmd, o->variant, o->isa, o->alpha,
                       " (fp32-fused unless it was fine-tuned with --qat/--sparsity)");
+  add_device_option(*cmd, o->device);
   cmd->add_option("--calibration", o->calibration,
                   "safe-TTL calibration of the scored jobs: static (the model's, as `predict` answers), or online from "
                   "the outcomes known at each job's submit time: rolling, aci, aci-capped, multi-aci, mondrian (docs/ACCURACY.md)")

@@ -20,7 +20,7 @@ namespace ttlpred::cli {
 namespace {
 
 struct PredictOptions {
-  std::string model, data, out, format = "csv", variant = "auto", isa;
+  std::string model, data, out, format = "csv", variant = "auto", isa, device = kDefaultDevice;
   std::string at;  // "": the model's prediction time
   double alpha = 0.01;
   BoundOptions bounds;
@@ -30,7 +30,7 @@ struct PredictOptions {
 
 void run_predict(const PredictOptions& o) {
   check_prediction_format(o.format);
-  const Predictor predictor = Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds));
+  const Predictor predictor = Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds, o.device));
   std::string trace_format;
   const JobTable table = load_trace(o.data, o.input, true, &trace_format);
   check_model_fits_trace(predictor, o.model, table, trace_format, o.allow_schema_mismatch);
@@ -58,6 +58,7 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--out", o->out, "output file (default: standard output)");
   cmd->add_option("--format", o->format, "csv or jsonl")->capture_default_str();
   add_variant_options(*cmd, o->variant, o->isa, o->alpha);
+  add_device_option(*cmd, o->device);
   add_bound_options(*cmd, o->bounds);
   add_prediction_time_option(*cmd, o->at,
                              "when each job is predicted: submit or match (default: the time the model was trained "

@@ -31,6 +31,7 @@ struct ServeOptions {
   std::string model, listen = "127.0.0.1:8080", variant = "auto", journal, admin_token, admin_token_file, access_log;
   double alpha = 0.01;
   BoundOptions bounds;
+  std::string device = kDefaultDevice;
   std::size_t threads = 8, max_batch = 4096, max_body = 4u << 20, max_header = 16u << 10;
   std::uint64_t snapshot_every = 100000;
   double max_outcome_wall_s = 604800, outcome_kill_margin_s = -1;
@@ -90,7 +91,7 @@ void split_listen(const std::string& listen, std::string& host, int& port) {
 void run_serve(const ServeOptions& o) {
   serve::ServiceOptions so;
   so.model_path = o.model;
-  so.predictor = predictor_options(o.variant, "", o.alpha, o.bounds);
+  so.predictor = predictor_options(o.variant, "", o.alpha, o.bounds, o.device);
   so.journal_dir = o.journal;
   so.max_batch = o.max_batch;
   so.snapshot_every = o.snapshot_every;
@@ -235,6 +236,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--variant", o->variant, "inference variant (" + engine::variant_names_list() + "), or auto: the one each loaded model "
                   "was made for")
       ->capture_default_str();
+  add_device_option(*cmd, o->device);
   cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL, in (0, 1)")->capture_default_str();
   cmd->add_option("--journal", o->journal,
                   "folder for the outcome journal and history snapshots (without it outcomes are not durable)");

@@ -21,6 +21,7 @@
 #include "data/job_table.hpp"
 #include "model/model_input.hpp"
 #include "features/history.hpp"
+#include "features/vocabulary_index.hpp"
 
 namespace ttlpred {
 
@@ -101,10 +102,25 @@ class FeatureEncoder {
   static FeatureEncoder from_bytes(const std::vector<std::uint8_t>& bytes, const std::string& what);
 
  private:
+  // What encode_one reads besides the columns, derived from them when the encoder is made
+  // (fit, from_bytes: prepare_serving): the longest run of history columns that read
+  // consecutive history features (fit lays all of them out so) as one block with its
+  // statistics side by side, a loop without a branch per column; the other dense columns by
+  // position; one VocabularyIndex per category column.
+  struct ServingPlan {
+    std::size_t block_begin = 0, block_size = 0;  // dense columns [begin, begin + size)
+    std::uint32_t block_first_feature = 0;        // read history features [first, first + size)
+    std::vector<double> block_mean, block_inv_std;
+    std::vector<std::uint32_t> other_columns;
+    std::vector<VocabularyIndex> vocabularies;
+  };
+  void prepare_serving();
+
   std::vector<DenseColumn> dense_;
   std::vector<CategoryColumn> cats_;
   std::size_t history_width_ = 0;
   HistoryConfig history_config_;
+  ServingPlan serving_;
 };
 
 // The default feature fields of a table: Submit/Match fields with values in `rows`, minus

@@ -209,6 +209,7 @@ FeatureEncoder FeatureEncoder::fit(const JobTable& t, std::span<const std::size_
     }
     e.cats_.push_back(std::move(c));
   }
+  e.prepare_serving();
   return e;
 }
 

@@ -103,6 +103,7 @@ FeatureEncoder FeatureEncoder::from_bytes(const std::vector<std::uint8_t>& bytes
   for (const auto& c : e.dense_)
     if (c.source == DenseSource::History && c.index >= hw) r.fail("encoder: history column " + std::to_string(c.index) + " is out of range");
   if (!r.at_end()) r.fail("encoder: trailing bytes");
+  e.prepare_serving();
   return e;
 }
 

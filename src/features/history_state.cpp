@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "features/history.hpp"
+#include "features/log1p_float.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred {
@@ -117,11 +118,11 @@ void HistoryState::evict_oldest() {
 void HistoryState::derive(KeyHistory& h) const {
   KeyHistory::Derived& d = h.derived;
   const double n = static_cast<double>(h.count);
-  d.log_count = static_cast<float>(std::log1p(n));
-  d.log_mean_last_k = static_cast<float>(std::log1p(ring_mean(h.recent, h.count, cfg_.last_k)));
-  d.log_ewma = static_cast<float>(std::log1p(h.ewma));
-  d.log_max = static_cast<float>(std::log1p(robust_max(h)));
-  d.log_last = static_cast<float>(std::log1p(h.last));
+  d.log_count = features_detail::log1p_float(n);
+  d.log_mean_last_k = features_detail::log1p_float(ring_mean(h.recent, h.count, cfg_.last_k));
+  d.log_ewma = features_detail::log1p_float(h.ewma);
+  d.log_max = features_detail::log1p_float(robust_max(h));
+  d.log_last = features_detail::log1p_float(h.last);
   d.mean_log = static_cast<float>(h.sum_log / n);
   d.ratio_mean_last_k = h.ratio_count > 0 ? ring_mean(h.recent_ratio, h.ratio_count, cfg_.last_k) : 0.0;
   for (std::size_t w = 0; w < cfg_.work_fields.size(); ++w) {
@@ -213,9 +214,9 @@ void HistoryState::running_stats(std::uint64_t key_hash, double now_s, float* ou
   if (n == 0) return;
   // Elapsed times descend as starts ascend: the oldest start is the longest-running job.
   const double median_start = n % 2 == 1 ? first[n / 2] : 0.5 * (first[n / 2 - 1] + first[n / 2]);
-  out[static_cast<int>(RunningStat::LogCount)] = static_cast<float>(std::log1p(static_cast<double>(n)));
-  out[static_cast<int>(RunningStat::LogMaxElapsed)] = static_cast<float>(std::log1p(now_s - *first));
-  out[static_cast<int>(RunningStat::LogMedianElapsed)] = static_cast<float>(std::log1p(now_s - median_start));
+  out[static_cast<int>(RunningStat::LogCount)] = features_detail::log1p_float(static_cast<double>(n));
+  out[static_cast<int>(RunningStat::LogMaxElapsed)] = features_detail::log1p_float(now_s - *first);
+  out[static_cast<int>(RunningStat::LogMedianElapsed)] = features_detail::log1p_float(now_s - median_start);
 }
 
 void HistoryState::features(const JobKeys& keys, const JobAmounts& amounts, float* out, double now_s) const {
@@ -225,9 +226,17 @@ void HistoryState::features(const JobKeys& keys, const JobAmounts& amounts, floa
   const bool with_running = cfg_.running_stats();
   const std::size_t running_at = cfg_.running_offset();
   const bool has_request = requested_ttl_s > 0.0 && std::isfinite(requested_ttl_s);
-  for (auto key : cfg_.keys) {
-    const auto i = static_cast<std::size_t>(key);
-    const KeyHistory* h = keys.present[i] ? find(keys.hash[i]) : nullptr;
+  // Every key's lookup first, its statistics' cache line prefetched, so that the keys'
+  // cache misses overlap instead of each waiting behind the previous key's arithmetic.
+  std::array<const KeyHistory*, kNumHistoryKeys> found{};
+  for (std::size_t k = 0; k < cfg_.keys.size(); ++k) {
+    const auto i = static_cast<std::size_t>(cfg_.keys[k]);
+    found[k] = keys.present[i] ? find(keys.hash[i]) : nullptr;
+    if (found[k] != nullptr) __builtin_prefetch(&found[k]->derived);
+  }
+  for (std::size_t k = 0; k < cfg_.keys.size(); ++k) {
+    const auto i = static_cast<std::size_t>(cfg_.keys[k]);
+    const KeyHistory* h = found[k];
     std::fill(out, out + per_key, kNaN);
     out[0] = 0.0f;  // log1p(0): no history
     if (h != nullptr && h->count > 0) {
@@ -242,7 +251,7 @@ void HistoryState::features(const JobKeys& keys, const JobAmounts& amounts, floa
         const double r = d.ratio_mean_last_k;
         out[static_cast<int>(HistoryStat::RatioMeanLastK)] = static_cast<float>(r);
         if (has_request)
-          out[static_cast<int>(HistoryStat::LogRatioTimesRequest)] = static_cast<float>(std::log1p(r * requested_ttl_s));
+          out[static_cast<int>(HistoryStat::LogRatioTimesRequest)] = features_detail::log1p_float(r * requested_ttl_s);
       }
       for (std::size_t w = 0; w < n_work; ++w) {
         const KeyHistory::Work& hw = h->work[w];
@@ -250,7 +259,7 @@ void HistoryState::features(const JobKeys& keys, const JobAmounts& amounts, floa
         if (hw.count == 0 || !(work > 0.0) || !std::isfinite(work)) continue;
         float* o = out + work_at + kWorkStatsPerField * w;
         const double estimate_s = d.rate[w] * work;
-        o[static_cast<int>(WorkStat::LogRateTimesWork)] = static_cast<float>(std::log1p(estimate_s));
+        o[static_cast<int>(WorkStat::LogRateTimesWork)] = features_detail::log1p_float(estimate_s);
         o[static_cast<int>(WorkStat::RateTimesWorkHours)] = static_cast<float>(estimate_s / 3600.0);
       }
     }

@@ -42,12 +42,21 @@ Predictor::Predictor(ModelFile model, const PredictorOptions& options, const std
     throw Error(what + ": the encoder (" + std::to_string(encoder_->dense_width()) + " dense, " +
                 std::to_string(encoder_->cat_width()) + " categorical) does not match the network (" +
                 std::to_string(model_->mlp.dense_inputs) + ", " + std::to_string(model_->mlp.embeddings.size()) + ")");
-  if (options.variant_from_model) options_.variant = model_made_for(*model_);
+  const engine::BackendKind& kind = options.backend ? *options.backend : engine::cpu_backend();
+  if (options.variant_from_model) {
+    options_.variant = model_made_for(*model_);
+    // The fused fp32 plan is the CPU engine's packing of the same fp32 arithmetic: a backend
+    // without it answers a plain model with its fp32. Any other variant the model was made for
+    // (int8 on its QAT grid, 2:4 on its pruned weights) is refused where it does not run,
+    // since the safe TTL was calibrated on it.
+    if (options_.variant == engine::Variant::Fp32Fused && !kind.runs(options_.variant) &&
+        kind.runs(engine::Variant::Fp32))
+      options_.variant = engine::Variant::Fp32;
+  }
   engine::BackendOptions bo;
   bo.isa = options.isa;
   bo.device = options.device;
-  backend_ = engine::compile_backend(options.backend ? *options.backend : engine::cpu_backend(), *model_,
-                                     options_.variant, bo, what);
+  backend_ = engine::compile_backend(kind, *model_, options_.variant, bo, what);
 
   group_cat_ = category_position(model_->safe_ttl.group_column, what);
 }

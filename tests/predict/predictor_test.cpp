@@ -160,6 +160,49 @@ TEST(Predictor, RunsOnTheBackendItIsGiven) {
   EXPECT_TRUE(engine::cpu_backend().runs(engine::Variant::Int8Sparse24));
 }
 
+// A backend that runs fewer variants than the CPU engine, as the CUDA backend does (fp32,
+// fp16, int8-static), compiled on the CPU so that the test runs anywhere.
+std::vector<engine::Variant> gpu_like_variants() {
+  return {engine::Variant::Fp32, engine::Variant::Fp16, engine::Variant::Int8Static};
+}
+const engine::BackendKind& gpu_like_backend() {
+  static const engine::BackendKind kind{"gpu-like", gpu_like_variants, engine::cpu_backend().compile};
+  return kind;
+}
+
+TEST(Predictor, AutoRunsAPlainModelAsFp32WhereTheBackendHasNoFusedPlan) {
+  ModelFile m = load_model_file(model_path());
+  PredictorOptions o;
+  o.variant_from_model = true;
+  o.backend = &gpu_like_backend();
+  EXPECT_EQ(Predictor(m, o).backend().variant(), engine::Variant::Fp32);
+  // The same arithmetic: the fused fp32 plan and plain fp32 agree to float rounding.
+  PredictorOptions cpu;
+  cpu.variant_from_model = true;
+  const Predictor a(m, o), b(m, cpu);
+  EXPECT_EQ(b.backend().variant(), engine::Variant::Fp32Fused);
+  const std::size_t dw = m.mlp.dense_inputs, cw = m.mlp.embeddings.size();
+  std::vector<float> dense(4 * dw), za(4), zb(4);
+  for (std::size_t i = 0; i < dense.size(); ++i) dense[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
+  std::vector<std::uint32_t> cats(4 * cw, 1);
+  a.backend().predict(dense.data(), cats.data(), 4, za.data());
+  b.backend().predict(dense.data(), cats.data(), 4, zb.data());
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(za[i], zb[i], 1e-5 * std::max(1.0f, std::fabs(zb[i]))) << i;
+  // A model made for a variant the backend does not run is refused, naming both: its safe
+  // TTL was calibrated on that variant.
+  m.serving_variant = "fp16-2:4";
+  EXPECT_EQ(construction_error(m, o),
+            "t.model: the gpu-like backend does not run variant 'fp16-2:4' (it runs: fp32, fp16, int8-static)");
+  m.serving_variant = "fp16";
+  EXPECT_EQ(Predictor(m, o).backend().variant(), engine::Variant::Fp16);
+  // An explicit fp32-fused is the caller's choice: refused, not replaced.
+  PredictorOptions fused;
+  fused.backend = &gpu_like_backend();
+  fused.variant = engine::Variant::Fp32Fused;
+  EXPECT_EQ(construction_error(m, fused),
+            "t.model: the gpu-like backend does not run variant 'fp32-fused' (it runs: fp32, fp16, int8-static)");
+}
+
 TEST(Predictor, BoundsByHand) {
   PredictorOptions o;  // floor 60 s, cap 72 h
   bool capped = false;

@@ -43,6 +43,18 @@ int cuda_device_count() noexcept {
   return n;
 }
 
+std::string cuda_device_problem(int device) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return std::string("no usable GPU: cudaGetDeviceCount: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+  }
+  if (device < 0 || device >= n)
+    return "GPU " + std::to_string(device) + " is not there (" + std::to_string(n) + " visible)";
+  return "";
+}
+
 std::string cuda_device_description(int device) {
   cudaDeviceProp p{};
   const cudaError_t e = cudaGetDeviceProperties(&p, device);
@@ -584,9 +596,8 @@ CudaPlan compile_cuda(const MlpModel& model, engine::Variant variant, const Cuda
     if (layers.size() < 2)
       throw Error("CUDA variant int8-static needs at least one hidden layer (the last layer runs in float)");
   }
-  if (cuda_device_count() <= options.device || options.device < 0)
-    throw Error("CUDA: device " + std::to_string(options.device) + " not available (" +
-                std::to_string(cuda_device_count()) + " visible)");
+  if (const std::string problem = cuda_device_problem(options.device); !problem.empty())
+    throw Error("CUDA: " + problem);
   TTLPRED_CUDA_CHECK(cudaSetDevice(options.device));
 
   auto p = std::make_unique<CudaPlan::Impl>();

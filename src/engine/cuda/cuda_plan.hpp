@@ -51,6 +51,10 @@ struct CudaOptions {
 // Number of visible CUDA devices; 0 when there is no driver, no GPU, or any CUDA error.
 // Never throws, so that tests and tools can skip cleanly.
 int cuda_device_count() noexcept;
+// "" when GPU `device` can be used; else why not, in CUDA's words ("no GPU: cudaGetDeviceCount:
+// cudaErrorNoDevice (no CUDA-capable device is detected)", or how many are visible): what
+// compile_cuda's refusal says, so that a host without a GPU or driver learns which.
+std::string cuda_device_problem(int device);
 // "NVIDIA H200 (sm_90, 132 SMs, 141 GB)" for device `device`, or the CUDA error text.
 std::string cuda_device_description(int device);
 
