@@ -56,7 +56,7 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
   cmd.add_option("--alpha", o.alpha, "target kill rate of the safe TTL")->capture_default_str();
   cmd.add_option("--calibration", o.calibration,
                  "jalien, --ttl model: the safe TTL's calibration, following the outcomes as jobs end: static (the model's), "
-                 "rolling, aci, multi-aci, mondrian (serve --calibration's methods), aci-cpu, mondrian-cpu (steps weighted by "
+                 "rolling, aci, aci-capped, multi-aci, mondrian (serve --calibration's methods), aci-cpu, mondrian-cpu (steps weighted by "
                  "CPU time), or aci, mondrian, aci-cpu, mondrian-cpu with -log (the level stepped in log space)")
       ->capture_default_str();
   cmd.add_option("--calibration-key", o.calibration_key, "the mondrian calibration's key: a categorical job field")

@@ -28,7 +28,7 @@ SimCalibration sim_calibration_from_name(std::string_view name) {
     c.method = answering_method_from_name(name);
   } catch (const Error&) {
     throw Error("simulate: unknown --calibration '" + std::string(name) +
-                "' (expected static, rolling, aci, multi-aci, mondrian, aci-cpu, mondrian-cpu, or aci, mondrian, aci-cpu, "
+                "' (expected static, rolling, aci, aci-capped, multi-aci, mondrian, aci-cpu, mondrian-cpu, or aci, mondrian, aci-cpu, "
                 "mondrian-cpu with -log)");
   }
   return c;

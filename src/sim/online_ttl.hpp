@@ -33,7 +33,7 @@
 namespace ttlpred::sim {
 
 // What `simulate --calibration` names: a method of model/online_calibration.hpp (static,
-// rolling, aci, multi-aci, mondrian), aci-cpu or mondrian-cpu, and aci, mondrian, aci-cpu,
+// rolling, aci, aci-capped, multi-aci, mondrian), aci-cpu or mondrian-cpu, and aci, mondrian, aci-cpu,
 // mondrian-cpu with a "-log" suffix (the level stepped in log space). Throws Error naming
 // the accepted names.
 struct SimCalibration {
