@@ -77,8 +77,8 @@ void FeatureEncoder::prepare_serving() {
 
 void FeatureEncoder::encode_one(const JobRecord& r, const float* history_features, float* dense_out,
                                 std::uint32_t* cats_out) const {
-  // Same values as column_value and standardize, column by column (the block below is
-  // standardize written so that the compiler vectorizes it: v - v == 0 is isfinite(v)). The
+  // Same values as column_value and standardize, column by column (the history block goes
+  // through standardize_block, the same operations two doubles a step). The
   // sin and cos columns of one period share its phase (an fmod of the submit time); a log1p
   // field takes log1p_then_float, the same bits.
   const ServingPlan& p = serving_;

@@ -133,7 +133,8 @@ void OnlineCalibrator::observe(const OnlineDecision& d, double wall_s, double we
   switch (options_.method) {
     case OnlineMethod::Static: break;
     case OnlineMethod::AciCapped:
-      global_level_ = std::min(global_level_ + weight * options_.gamma * (target - err), options_.level_cap * alpha_);
+      step_global_level(weight * options_.gamma * (target - err));
+      global_level_ = std::min(global_level_, options_.level_cap * alpha_);
       break;
     case OnlineMethod::Aci:
     case OnlineMethod::AciHistory: step_global_level(weight * options_.gamma * (target - err)); break;

@@ -1,9 +1,10 @@
 #include "pipeline/model_cache.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <span>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -12,27 +13,17 @@
 #include "model/request_aware_ttl.hpp"
 #include "train/train_config.hpp"
 #include "util/error.hpp"
+#include "util/file_io.hpp"
 #include "util/version.hpp"
 
 namespace ttlpred {
 namespace {
 
-std::string read_text(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return {};
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_text(const std::filesystem::path& p, const std::string& text) {
-  const std::filesystem::path tmp = p.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) throw Error(tmp.string() + ": cannot write the model's training settings");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, p, ec);
-  if (ec) throw Error(p.string() + ": cannot write the model's training settings: " + ec.message());
+// The settings a model was saved under; empty when there are none.
+std::string saved_settings(const std::filesystem::path& p) {
+  if (!std::filesystem::exists(p)) return {};
+  const std::vector<std::uint8_t> bytes = read_file_bytes(p.string());
+  return std::string(bytes.begin(), bytes.end());
 }
 
 }  // namespace
@@ -90,7 +81,7 @@ CachedFit fit_or_reuse_model(const ChronologicalSplit& split, const FitOptions& 
                                    {"fit", nlohmann::json::parse(fit_settings_json(options))},
                                    {"ttlpred_version", kVersion}};
   const std::string text = settings.dump(2) + "\n";
-  if (std::filesystem::exists(model_path) && read_text(settings_path) == text) {
+  if (std::filesystem::exists(model_path) && saved_settings(settings_path) == text) {
     out.model = load_model_file(model_path.string());
     out.reused = true;
     return out;
@@ -102,7 +93,7 @@ CachedFit fit_or_reuse_model(const ChronologicalSplit& split, const FitOptions& 
   // Settings go last: a run stopped while the model is written leaves none that match it.
   std::filesystem::remove(settings_path, ec);
   save_model_file(model_path.string(), out.model);
-  write_text(settings_path, text);
+  write_file_atomic(settings_path.string(), std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
   return out;
 }
 
