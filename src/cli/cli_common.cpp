@@ -216,6 +216,27 @@ void add_device_option(CLI::App& cmd, std::string& device) {
       ->capture_default_str();
 }
 
+void add_online_tuning_options(CLI::App& cmd, OnlineCalibrationCli& c) {
+  cmd.add_option("--gamma", c.gamma, "aci, aci-capped, mondrian (and -log): learning rate of the online level")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  cmd.add_option("--target-scale", c.target_scale,
+                 "aci, multi-aci, mondrian (and -log): the online level aims at this fraction of alpha in kills "
+                 "(aci-capped aims at its own 0.6)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1.0));
+}
+
+OnlineCalibrationOptions online_calibration_options(const OnlineCalibrationCli& c) {
+  OnlineCalibrationOptions o;
+  const AnsweringCalibration a = answering_calibration_from_name(c.name);
+  o.method = a.method;
+  o.log_level = a.log_level;
+  o.gamma = c.gamma;
+  o.target_scale = c.target_scale;
+  return o;
+}
+
 PredictorOptions predictor_options(const std::string& variant, const std::string& isa, double alpha,
                                    const BoundOptions& bounds, const std::string& device) {
   const DeviceChoice d = device_named(device);

@@ -9,6 +9,7 @@
 
 #include "data/job_table.hpp"
 #include "engine/variant.hpp"
+#include "model/online_calibration.hpp"
 #include "predict/predictor.hpp"
 
 namespace ttlpred::cli {
@@ -78,6 +79,20 @@ bool parse_censored(const std::string& value);
 // --device cpu|cuda|cuda:N (predict/device.hpp): the backend the command's network runs on.
 void add_device_option(CLI::App& cmd, std::string& device);
 inline constexpr const char* kDefaultDevice = "cpu";
+
+// The online safe-TTL calibration `eval --calibration` and `serve --calibration` answer with
+// (model/online_calibration.hpp): the method (aci-log, mondrian-log: the level stepped in log
+// space), and --gamma / --target-scale, its learning rate and the share of alpha it aims at.
+struct OnlineCalibrationCli {
+  std::string name = "static";
+  double gamma = OnlineCalibrationOptions{}.gamma;
+  double target_scale = OnlineCalibrationOptions{}.target_scale;
+};
+// Adds --gamma and --target-scale (--calibration stays the command's, with its own help).
+void add_online_tuning_options(CLI::App& cmd, OnlineCalibrationCli& c);
+// The options `c` names, on top of OnlineCalibrationOptions' defaults. Throws Error for an
+// unknown name.
+OnlineCalibrationOptions online_calibration_options(const OnlineCalibrationCli& c);
 
 // The predictor options the command line names. `device` as --device gives it; --isa pins the
 // CPU's instruction set, so a non-empty `isa` with another device is refused.

@@ -24,7 +24,8 @@ namespace {
 struct EvalOptions {
   std::string model, data, variant = "auto", isa, device = kDefaultDevice, per_job, per_job_format = "csv";
   // static by default: the service answers with the static calibration, and eval scores what it answers.
-  std::string calibration = "static", calibration_key = "user";
+  OnlineCalibrationCli calibration;
+  std::string calibration_key = "user";
   std::string at;  // "": the model's prediction time
   double split = 0.8, alpha = 0.01;
   BoundOptions bounds;
@@ -42,7 +43,7 @@ void run_eval(const EvalOptions& o) {
   const ModelCheck overlap = check_split_overlap(predictor.model(), split, "model " + o.model);
   enforce(overlap, o.allow_overlap, "--allow-overlap");
   EvaluationCalibration calibration;
-  calibration.online.method = answering_method_from_name(o.calibration);
+  calibration.online = online_calibration_options(o.calibration);
   calibration.key_column = o.calibration_key;
   const HistoryConfig& hcfg = predictor.encoder().history_config();
   const HistoryMatrix history = split_history(split, hcfg, parse_prediction_time(o.at, hcfg.at));
@@ -58,7 +59,7 @@ void run_eval(const EvalOptions& o) {
   if (!o.json) {
     std::printf("model %s on %s (variant %s on %s, alpha %.3g, %s calibration)\n", o.model.c_str(), o.data.c_str(),
                 std::string(engine::variant_name(predictor.backend().variant())).c_str(),
-                std::string(predictor.backend().target()).c_str(), o.alpha, o.calibration.c_str());
+                std::string(predictor.backend().target()).c_str(), o.alpha, o.calibration.name.c_str());
     if (overlap.overlap_rows > 0)
       std::printf("  WARNING: %zu of the scored jobs were trained on (--allow-overlap): the scores flatter the model\n",
                   overlap.overlap_rows);
@@ -69,7 +70,11 @@ void run_eval(const EvalOptions& o) {
   j["variant"] = std::string(engine::variant_name(predictor.backend().variant()));
   j["isa"] = std::string(predictor.backend().target());
   j["alpha"] = o.alpha;
-  j["calibration"] = o.calibration;
+  j["calibration"] = o.calibration.name;
+  if (o.calibration.name != "static") {
+    j["gamma"] = o.calibration.gamma;
+    j["target_scale"] = o.calibration.target_scale;
+  }
   std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
@@ -90,12 +95,14 @@ void add_eval_command(CLI::App& app) {
   add_variant_options(*cmd, o->variant, o->isa, o->alpha,
                       " (fp32-fused unless it was fine-tuned with --qat/--sparsity)");
   add_device_option(*cmd, o->device);
-  cmd->add_option("--calibration", o->calibration,
+  cmd->add_option("--calibration", o->calibration.name,
                   "safe-TTL calibration of the scored jobs: static (the model's, as `predict` answers), or online from "
-                  "the outcomes known at each job's submit time: rolling, aci, aci-capped, multi-aci, mondrian (docs/ACCURACY.md)")
+                  "the outcomes known at each job's submit time: rolling, aci, aci-capped, multi-aci, mondrian, or aci-log, "
+                  "mondrian-log (the level stepped in log space) (docs/ACCURACY.md)")
       ->capture_default_str();
   cmd->add_option("--calibration-key", o->calibration_key, "the mondrian calibration's key: a categorical job field")
       ->capture_default_str();
+  add_online_tuning_options(*cmd, o->calibration);
   add_prediction_time_option(*cmd, o->at,
                              "when the scored jobs are predicted: submit or match (default: the time the model was "
                              "trained for, submit unless it was trained with --at match, which cannot be scored at submit)");

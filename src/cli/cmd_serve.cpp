@@ -45,7 +45,8 @@ struct ServeOptions {
   // (one rule for every caller); `aci` is the method to deploy with outcomes flowing, the one
   // whose worst backtest split stays nearest the promise on every trace measured
   // (docs/ACCURACY.md, "The chosen method"; docs/service.md, "Online calibration").
-  std::string calibration = "static", calibration_key = "user";
+  OnlineCalibrationCli calibration;
+  std::string calibration_key = "user";
   std::size_t recent_predictions = 500000;
   double drift_delta = serve::DriftOptions{}.delta, drift_threshold = serve::DriftOptions{}.threshold;
   std::string drift_scope = serve::drift_scope_name(serve::DriftOptions{}.scope);
@@ -102,7 +103,7 @@ void run_serve(const ServeOptions& o) {
   so.running_capacity = o.running_capacity;
   so.running_max_age_s = o.running_max_age_s;
   so.sync_starts = o.sync_starts;
-  so.calibration.method = answering_method_from_name(o.calibration);
+  so.calibration = online_calibration_options(o.calibration);
   so.calibration_key = o.calibration_key;
   so.recent_predictions = o.recent_predictions;
   so.drift.delta = o.drift_delta;
@@ -283,13 +284,16 @@ void add_serve_command(CLI::App& app) {
   cmd->add_flag("--sync-starts", o->sync_starts,
                 "put each start /v1/match records on disk (fdatasync) before answering; default: written before the "
                 "answer, on disk with the next outcome batch");
-  cmd->add_option("--calibration", o->calibration,
+  cmd->add_option("--calibration", o->calibration.name,
                   "online safe-TTL calibration, learning from outcomes matched to the answer served for their job: "
-                  "static (the model's), rolling, aci, multi-aci, mondrian or aci-capped (eval --calibration's methods; "
-                  "aci-capped is the one to deploy with outcomes flowing: docs/ACCURACY.md)")
+                  "static (the model's), rolling, aci, multi-aci, mondrian, aci-capped, or aci-log, mondrian-log (the "
+                  "level stepped in log space) (eval --calibration's methods; aci-capped is the one to deploy with "
+                  "outcomes flowing: docs/ACCURACY.md; aci-log with --target-scale 0.35 the one that holds the CPU lost "
+                  "to kills under 1 % in the broker simulation: docs/SIMULATION.md)")
       ->capture_default_str();
   cmd->add_option("--calibration-key", o->calibration_key, "the mondrian calibration's key: a categorical job field")
       ->capture_default_str();
+  add_online_tuning_options(*cmd, o->calibration);
   cmd->add_option("--recent-predictions", o->recent_predictions,
                   "served predictions kept for their job's outcome (by job_id; the oldest overwritten first; 0: none)")
       ->capture_default_str();

@@ -49,6 +49,29 @@ OnlineMethod answering_method_from_name(std::string_view name) {
   return m;
 }
 
+AnsweringCalibration answering_calibration_from_name(std::string_view name) {
+  constexpr std::string_view kLog = "-log";
+  AnsweringCalibration c;
+  std::string_view base = name;
+  if (name.size() > kLog.size() && name.substr(name.size() - kLog.size()) == kLog) {
+    base = name.substr(0, name.size() - kLog.size());
+    if (base != "aci" && base != "mondrian")
+      throw Error("calibration method '" + std::string(name) + "': only aci and mondrian step their level in log space " +
+                  "(aci-log, mondrian-log)");
+    c.log_level = true;
+  }
+  try {
+    c.method = answering_method_from_name(base);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + "; or aci-log, mondrian-log (the level stepped in log space)");
+  }
+  return c;
+}
+
+std::string answering_calibration_name(OnlineMethod method, bool log_level) {
+  return std::string(online_method_name(method)) + (log_level ? "-log" : "");
+}
+
 const std::vector<OnlineMethod>& all_online_methods() {
   static const std::vector<OnlineMethod> all = {OnlineMethod::Static,   OnlineMethod::Rolling,
                                                 OnlineMethod::Aci,      OnlineMethod::AciCapped,
@@ -252,6 +275,11 @@ void OnlineCalibrator::read_state(BinaryReader& r) {
   if (kills > outcomes) r.fail("online calibration state counts more kills than outcomes");
   const double level = r.get<double>();
   if (!std::isfinite(level)) r.fail("online calibration level is not finite");
+  // A log-space level only scales, so it must start positive: an additive rule's state may
+  // have fallen to or below zero.
+  if (options_.log_level && !(level > 0))
+    r.fail("online calibration state holds level " + std::to_string(level) +
+           ", which a level stepped in log space cannot take (written by the additive rule?)");
   auto levels = r.get_vector<double>(kMaxOnlineExperts);
   auto weights = r.get_vector<double>(kMaxOnlineExperts);
   if (levels.size() != expert_level_.size() || weights.size() != expert_weight_.size())

@@ -69,6 +69,17 @@ const std::vector<OnlineMethod>& all_online_methods();
 // user's run-time quantiles (eval, serve): aci-history, which needs them, is refused.
 OnlineMethod answering_method_from_name(std::string_view name);
 
+// What `eval --calibration`, `serve --calibration` and `simulate --calibration` name: a method
+// answering_method_from_name accepts, or aci / mondrian with a "-log" suffix (the level stepped
+// in log space, OnlineCalibrationOptions::log_level). Throws Error naming the accepted names.
+struct AnsweringCalibration {
+  OnlineMethod method = OnlineMethod::Static;
+  bool log_level = false;
+};
+AnsweringCalibration answering_calibration_from_name(std::string_view name);
+// The name answering_calibration_from_name reads back: the method's, with "-log" for a log level.
+std::string answering_calibration_name(OnlineMethod method, bool log_level);
+
 struct OnlineCalibrationOptions {
   // The measured choice (docs/ACCURACY.md, "The chosen method"): the one method that kept
   // <= 1.5 alpha kills at every split of the six traces measured.

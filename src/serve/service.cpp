@@ -730,7 +730,8 @@ Reply Service::metrics_text() const {
   }
   {
     std::shared_lock lock(history_mutex_);
-    g.calibration_method = std::string(online_method_name(calibrator_ ? options_.calibration.method : OnlineMethod::Static));
+    g.calibration_method = calibrator_ ? answering_calibration_name(options_.calibration.method, options_.calibration.log_level)
+                                       : std::string(online_method_name(OnlineMethod::Static));
     g.calibration_level = calibrator_ ? calibrator_->level() : options_.predictor.alpha;
     g.calibration_outcomes = calibrator_ ? calibrator_->outcomes() : 0;
   }

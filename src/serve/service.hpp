@@ -66,7 +66,8 @@ struct ServiceOptions {
   // Online safe-TTL calibration (docs/service.md, "Online calibration"): the method moves the
   // level each answer asks the model's calibration for, from outcomes matched to the answer
   // served for their job. Static here, so that the library answers as Predictor::predict;
-  // `ttlpred serve --calibration` defaults to the measured choice (aci).
+  // `ttlpred serve --calibration` keeps it (aci-capped and aci-log are the measured choices to
+  // deploy: docs/service.md).
   OnlineCalibrationOptions calibration = [] {
     OnlineCalibrationOptions o;
     o.method = OnlineMethod::Static;

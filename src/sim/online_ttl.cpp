@@ -9,23 +9,22 @@ namespace ttlpred::sim {
 SimCalibration sim_calibration_from_name(std::string_view name) {
   SimCalibration c;
   c.name = std::string(name);
+  // aci-cpu and mondrian-cpu (with or without "-log") are the simulator's own: the service has
+  // no CPU time of a job when it answers. Every other name is one the service answers with.
   constexpr std::string_view kLog = "-log";
-  if (name.size() > kLog.size() && name.substr(name.size() - kLog.size()) == kLog) {
-    const std::string_view base = name.substr(0, name.size() - kLog.size());
-    if (base == "aci" || base == "mondrian" || base == "aci-cpu" || base == "mondrian-cpu") {
-      c = sim_calibration_from_name(base);
-      c.name = std::string(name);
-      c.log_level = true;
-      return c;
-    }
-  }
-  if (name == "aci-cpu" || name == "mondrian-cpu") {
-    c.method = name == "aci-cpu" ? OnlineMethod::Aci : OnlineMethod::Mondrian;
+  std::string_view base = name;
+  const bool log = name.size() > kLog.size() && name.substr(name.size() - kLog.size()) == kLog;
+  if (log) base = name.substr(0, name.size() - kLog.size());
+  if (base == "aci-cpu" || base == "mondrian-cpu") {
+    c.method = base == "aci-cpu" ? OnlineMethod::Aci : OnlineMethod::Mondrian;
     c.cpu_weighted = true;
+    c.log_level = log;
     return c;
   }
   try {
-    c.method = answering_method_from_name(name);
+    const AnsweringCalibration a = answering_calibration_from_name(name);
+    c.method = a.method;
+    c.log_level = a.log_level;
   } catch (const Error&) {
     throw Error("simulate: unknown --calibration '" + std::string(name) +
                 "' (expected static, rolling, aci, aci-capped, multi-aci, mondrian, aci-cpu, mondrian-cpu, or aci, mondrian, aci-cpu, "

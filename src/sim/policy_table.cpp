@@ -104,8 +104,8 @@ std::vector<PolicyRow> jalien_policy_rows(const SimTrace& t, const GridOptions& 
 
 GridOptions recommended_online_options() {
   GridOptions o;
-  o.calibration = "aci-cpu-log";
-  o.gamma = 0.0005;
+  o.calibration = "aci-log";
+  o.target_scale = 0.35;
   return o;
 }
 
@@ -170,9 +170,17 @@ std::string policy_table_caption(double alpha, const std::vector<GridOptions>& m
     } else {
       std::snprintf(line, sizeof line,
                     "model%s through the `%s` online calibration at gamma %g, target %g alpha, fed by the simulated "
-                    "job ends (`simulate --calibration %s --gamma %g`)",
-                    who.c_str(), o.calibration.c_str(), o.gamma, o.target_scale, o.calibration.c_str(), o.gamma);
+                    "job ends (`simulate --calibration %s --gamma %g --target-scale %g`",
+                    who.c_str(), o.calibration.c_str(), o.gamma, o.target_scale, o.calibration.c_str(), o.gamma,
+                    o.target_scale);
       out += line;
+      // The CPU-weighted rules are the simulator's own; the others are what a service runs.
+      if (!sim_calibration_from_name(o.calibration).cpu_weighted) {
+        std::snprintf(line, sizeof line, "; `serve --calibration %s --gamma %g --target-scale %g` answers with the same",
+                      o.calibration.c_str(), o.gamma, o.target_scale);
+        out += line;
+      }
+      out += ")";
     }
   }
   return out + " (docs/SIMULATION.md, \"Online calibration in the broker\").\n\n";

@@ -207,6 +207,56 @@ TEST(OnlineCalibration, AciCappedAimsAtAlphaAndSaturatesAtTheCap) {
   EXPECT_NEAR(OnlineCalibrator(hundred_residuals(), 0.1, defaults).level(), 0.06, 1e-12);
 }
 
+// eval, serve and simulate read --calibration through one parse: a "-log" suffix steps aci's or
+// mondrian's level in log space; a -log on any other method is refused by name.
+TEST(OnlineCalibration, AnsweringNamesWithALogStep) {
+  const AnsweringCalibration plain_aci = answering_calibration_from_name("aci");
+  EXPECT_EQ(plain_aci.method, OnlineMethod::Aci);
+  EXPECT_FALSE(plain_aci.log_level);
+  const AnsweringCalibration aci_log = answering_calibration_from_name("aci-log");
+  EXPECT_EQ(aci_log.method, OnlineMethod::Aci);
+  EXPECT_TRUE(aci_log.log_level);
+  EXPECT_EQ(answering_calibration_from_name("mondrian-log").method, OnlineMethod::Mondrian);
+  EXPECT_EQ(answering_calibration_name(OnlineMethod::Aci, true), "aci-log");
+  EXPECT_EQ(answering_calibration_name(OnlineMethod::AciCapped, false), "aci-capped");
+  for (const char* bad : {"aci-capped-log", "static-log", "-log", "aci-history", "aci-history-log", "bogus"}) {
+    try {
+      answering_calibration_from_name(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(bad[0] == '-' ? "unknown" : "aci"), std::string::npos) << bad << ": " << e.what();
+    }
+  }
+}
+
+// aci-log from the name: the level is scaled (0.1 e^{-0.009} after a kill at target alpha,
+// gamma 0.01), and a state whose level an additive rule drove to zero or below is refused on
+// restore, since a scaled level can never leave it.
+TEST(OnlineCalibration, LogLevelFromTheNameAndItsRestoreGuard) {
+  auto o = plain(OnlineMethod::Aci);
+  o.log_level = answering_calibration_from_name("aci-log").log_level;
+  OnlineCalibrator c(hundred_residuals(), 0.1, o);
+  c.observe(c.decide(job()), kKilledWall);
+  EXPECT_NEAR(c.level(), 0.1 * std::exp(-0.009), 1e-12);
+
+  OnlineCalibrator additive(hundred_residuals(), 0.1, plain(OnlineMethod::Aci));
+  for (int i = 0; i < 12; ++i) additive.observe(additive.decide(job()), kKilledWall);  // 0.1 - 12 * 0.009 < 0
+  ASSERT_LT(additive.level(), 0.0);
+  BinaryWriter w;
+  additive.write_state(w);
+  OnlineCalibrator restored(hundred_residuals(), 0.1, o);
+  BinaryReader r(w.bytes().data(), w.bytes().size(), "state");
+  EXPECT_THROW(restored.read_state(r), Error);
+  // A positive additive level restores into the log rule (the service switched --calibration).
+  OnlineCalibrator one(hundred_residuals(), 0.1, plain(OnlineMethod::Aci));
+  one.observe(one.decide(job()), kKilledWall);
+  BinaryWriter w2;
+  one.write_state(w2);
+  BinaryReader r2(w2.bytes().data(), w2.bytes().size(), "state");
+  restored.read_state(r2);
+  EXPECT_NEAR(restored.level(), 0.091, 1e-12);
+}
+
 TEST(OnlineCalibration, RejectsBadSettings) {
   EXPECT_THROW(OnlineCalibrator(hundred_residuals(), 0.0, plain(OnlineMethod::Aci)), Error);
   EXPECT_THROW(OnlineCalibrator(SafeTtlCalibration{}, 0.1, plain(OnlineMethod::Aci)), Error);

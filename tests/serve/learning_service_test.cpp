@@ -148,6 +148,26 @@ TEST(ServeLearning, AciLevelFollowsItsRuleThroughTheHttpApiAndUnmatchedOutcomesL
   for (std::size_t i = 2; i < 5; ++i) EXPECT_TRUE(lines[i]["served"].is_null()) << lines[i].dump();
 }
 
+// serve --calibration aci-log --target-scale 0.35 (the broker simulation's recommendation,
+// docs/SIMULATION.md): the level starts at its target and a kill scales it by
+// exp(gamma (target - 1)); the metrics name the method with its log step.
+TEST(ServeLearning, AciLogScalesTheLevelAndIsNamedInTheMetrics) {
+  serve::ServiceOptions o = aci_options("");
+  o.calibration.log_level = true;
+  o.calibration.target_scale = 0.35;
+  test::TestServer server(o);
+  httplib::Client c = server.client();
+  const double target = 0.01 * 0.35;
+  double level = target;
+  const json first = post(c, "/v1/predict", job(1));
+  EXPECT_EQ(first["safe_ttl_s"].get<double>(), ttl_at(server.service->model()->predictor, first["expected_wall_s"].get<double>(), level));
+  post(c, "/v1/outcomes", outcome(1, first["safe_ttl_s"].get<double>() + 1));
+  level *= std::exp(0.002 * (target - 1));
+  const std::string scrape = c.Get("/metrics")->body;
+  EXPECT_DOUBLE_EQ(metric(scrape, "ttlpred_calibration_level"), level);
+  EXPECT_EQ(metric(scrape, "ttlpred_calibration_info{method=\"aci-log\"}"), 1) << scrape;
+}
+
 TEST(ServeLearning, MatchRecordsOnlyTheJobsItMatched) {
   test::TestServer server(aci_options(""));
   httplib::Client c = server.client();

@@ -16,11 +16,22 @@ TEST(PolicyTable, CaptionNamesTheCalibrationAndAlpha) {
   EXPECT_NE(st.find("alpha 0.01; model through the model's static calibration"), std::string::npos) << st;
   EXPECT_NE(st.find("`simulate --calibration static`"), std::string::npos) << st;
   const std::string both = policy_table_caption(0.005, {o, recommended_online_options()});
-  EXPECT_NE(both.find("; and model (`aci-cpu-log`) through the `aci-cpu-log` online calibration at gamma 0.0005, "
-                      "target 0.75 alpha"),
+  EXPECT_NE(both.find("; and model (`aci-log`) through the `aci-log` online calibration at gamma 0.002, "
+                      "target 0.35 alpha"),
             std::string::npos)
       << both;
-  EXPECT_NE(both.find("(`simulate --calibration aci-cpu-log --gamma 0.0005`)"), std::string::npos) << both;
+  EXPECT_NE(both.find("(`simulate --calibration aci-log --gamma 0.002 --target-scale 0.35`; `serve --calibration aci-log "
+                      "--gamma 0.002 --target-scale 0.35` answers with the same)"),
+            std::string::npos)
+      << both;
+  // A CPU-weighted rule is the simulator's own: the caption names no serve command for it.
+  GridOptions cpu;
+  cpu.calibration = "aci-cpu-log";
+  cpu.gamma = 0.0005;
+  const std::string sim_only = policy_table_caption(0.01, {o, cpu});
+  EXPECT_NE(sim_only.find("(`simulate --calibration aci-cpu-log --gamma 0.0005 --target-scale 0.75`)"), std::string::npos)
+      << sim_only;
+  EXPECT_EQ(sim_only.find("serve --calibration"), std::string::npos) << sim_only;
   o.calibration = "nope";
   EXPECT_THROW(policy_table_caption(0.01, {o}), Error);
 }
