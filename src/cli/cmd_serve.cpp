@@ -42,9 +42,10 @@ struct ServeOptions {
   bool sync_starts = false;
   std::size_t max_connections = 10000;
   // static by default: out of the box the service answers what `predict` and `eval` answer
-  // (one rule for every caller); `aci` is the method to deploy with outcomes flowing, the one
-  // whose worst backtest split stays nearest the promise on every trace measured
-  // (docs/ACCURACY.md, "The chosen method"; docs/service.md, "Online calibration").
+  // (one rule for every caller). With outcomes flowing, `aci-capped` keeps the kill rate at
+  // every backtest split (docs/ACCURACY.md, "The chosen method"), `aci-log` at 0.35 alpha the
+  // CPU lost to kills in the broker simulation (docs/SIMULATION.md); docs/service.md,
+  // "Online calibration".
   OnlineCalibrationCli calibration;
   std::string calibration_key = "user";
   std::size_t recent_predictions = 500000;
