@@ -67,6 +67,11 @@ nlohmann::json backtest_json(const Backtest& b, const std::string& data) {
   j["alpha"] = o.alpha;
   j["alphas"] = o.alphas;
   j["default_method"] = std::string(online_method_name(o.default_method));
+  j["online"] = {{"gamma", o.online.gamma},
+                 {"target_scale", o.online.target_scale},
+                 {"capped_target_scale", o.online.capped_target_scale},
+                 {"level_cap", o.online.level_cap},
+                 {"log_step", o.online.log_level}};
   j["splits"] = nlohmann::json::array();
   for (const auto& s : b.splits) {
     nlohmann::json js = {{"split", s.split},

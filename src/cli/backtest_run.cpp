@@ -50,6 +50,8 @@ void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o) {
                  "aci, multi-aci, mondrian: the level follows this fraction of alpha in kills")
       ->capture_default_str();
   cmd.add_option("--gamma", o.online.gamma, "aci, aci-capped, mondrian: learning rate of the level")->capture_default_str();
+  cmd.add_flag("--log-step", o.online.log_level,
+               "aci, aci-capped, aci-history, mondrian: step the level in log space, as serve --calibration aci-log does");
   cmd.add_option("--capped-target-scale", o.online.capped_target_scale,
                  "aci-capped: the level follows this fraction of alpha in kills")
       ->capture_default_str();

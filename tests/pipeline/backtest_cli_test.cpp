@@ -91,6 +91,31 @@ TEST(BacktestCommand, ModelsDirReusesASplitsModelOnlyUnderTheSameSettings) {
   EXPECT_NE(scores_of(other), scores_of(trained));
 }
 
+// --log-step runs the online methods as serve --calibration aci-log does, and the JSON says
+// with which settings the online methods ran.
+TEST(BacktestCommand, LogStepAndTheOnlineSettingsAreRecorded) {
+  const std::string trace = small_trace();
+  if (trace.empty()) GTEST_SKIP() << "build the ttlpred target to run this test";
+  const std::string dir = test::temp_dir() + "/bt-log-models";
+  const std::string base = "backtest --data '" + trace + "' --splits 0.6,0.8 --alphas 0.01 --epochs 1 --json --methods aci "
+                           "--models-dir '" + dir + "' ";
+  std::string additive, log_step;
+  ASSERT_EQ(test::run_cli(base, &additive), 0) << additive;
+  ASSERT_EQ(test::run_cli(base + "--log-step --target-scale 0.35", &log_step), 0) << log_step;
+  const auto a = nlohmann::json::parse(additive.substr(additive.find("{\n")));
+  const auto l = nlohmann::json::parse(log_step.substr(log_step.find("{\n")));
+  EXPECT_FALSE(a["online"]["log_step"].get<bool>());
+  EXPECT_DOUBLE_EQ(a["online"]["target_scale"].get<double>(), 0.75);
+  EXPECT_TRUE(l["online"]["log_step"].get<bool>());
+  EXPECT_DOUBLE_EQ(l["online"]["target_scale"].get<double>(), 0.35);
+  EXPECT_DOUBLE_EQ(l["online"]["gamma"].get<double>(), 0.002);
+  // Aimed at a third of the kills, the log-step level answers no tighter than the additive one.
+  for (std::size_t s = 0; s < a["splits"].size(); ++s)
+    EXPECT_GE(l["splits"][s]["scores"][0]["mean_safe_ttl_hours"].get<double>(),
+              a["splits"][s]["scores"][0]["mean_safe_ttl_hours"].get<double>() - 1e-9)
+        << "split " << s;
+}
+
 std::size_t count_of(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
