@@ -160,7 +160,7 @@ def backtest(data: Any, columns: Optional[Mapping[str, str]] = None, **options: 
 
     ``options`` are the command's long options without dashes, parsed by the command's own
     declaration (same defaults, same checks): ``splits=[0.5, 0.7, 0.9]`` (or "0.5,0.7,0.9"),
-    ``alphas``, ``alpha``, ``methods``, ``method``, ``target_scale``, ``gamma``, ``key``,
+    ``alphas``, ``alpha``, ``methods``, ``method``, ``target_scale``, ``gamma``, ``log_step``, ``key``,
     ``window_days``, ``min_window_rows``, ``epochs``, ``seed``, ``max_ttl``, ``min_seconds``,
     ``out`` (a folder: report.html is written there). An unknown option raises
     ``ttlpred.Error``. Returns the command's JSON object as a dict (``"data"``: the path as
