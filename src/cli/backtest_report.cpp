@@ -138,6 +138,9 @@ void print_backtest(std::FILE* out, const Backtest& b, const std::string& data, 
 
   std::fprintf(out, "\nkill rate / mean safe TTL (h) at alpha %s; '!' marks a kill rate above %.1f x alpha\n",
                pct(a).c_str(), kKillFlagFactor);
+  std::fprintf(out, "online levels: gamma %g, target %g x alpha (aci-capped %g, held at or below %g x alpha)%s\n",
+               o.online.gamma, o.online.target_scale, o.online.capped_target_scale, o.online.level_cap,
+               o.online.log_level ? ", stepped in log space (--log-step)" : "");
   std::fprintf(out, "%-6s", "split");
   for (OnlineMethod m : o.methods) std::fprintf(out, " %20s", std::string(online_method_name(m)).c_str());
   if (!b.splits.empty() && !b.splits.front().simple_rule.empty()) std::fprintf(out, "   simple rule (tightest m, kill <= %s)", pct(kKillFlagFactor * a).c_str());

@@ -109,6 +109,14 @@ TEST(BacktestCommand, LogStepAndTheOnlineSettingsAreRecorded) {
   EXPECT_TRUE(l["online"]["log_step"].get<bool>());
   EXPECT_DOUBLE_EQ(l["online"]["target_scale"].get<double>(), 0.35);
   EXPECT_DOUBLE_EQ(l["online"]["gamma"].get<double>(), 0.002);
+  // The text report says so too.
+  std::string text;
+  ASSERT_EQ(test::run_cli("backtest --data '" + trace + "' --splits 0.6,0.8 --alphas 0.01 --epochs 1 --methods aci "
+                          "--models-dir '" + dir + "' --log-step --target-scale 0.35", &text), 0) << text;
+  EXPECT_NE(text.find("online levels: gamma 0.002, target 0.35 x alpha (aci-capped 0.6, held at or below 1.5 x alpha), "
+                      "stepped in log space (--log-step)"),
+            std::string::npos)
+      << text;
   // Aimed at a third of the kills, the log-step level answers no tighter than the additive one.
   for (std::size_t s = 0; s < a["splits"].size(); ++s)
     EXPECT_GE(l["splits"][s]["scores"][0]["mean_safe_ttl_hours"].get<double>(),
