@@ -49,19 +49,22 @@ OnlineMethod answering_method_from_name(std::string_view name) {
   return m;
 }
 
-AnsweringCalibration answering_calibration_from_name(std::string_view name) {
+LogSuffix split_log_suffix(std::string_view name) {
   constexpr std::string_view kLog = "-log";
+  if (name.size() > kLog.size() && name.substr(name.size() - kLog.size()) == kLog)
+    return {name.substr(0, name.size() - kLog.size()), true};
+  return {name, false};
+}
+
+AnsweringCalibration answering_calibration_from_name(std::string_view name) {
   AnsweringCalibration c;
-  std::string_view base = name;
-  if (name.size() > kLog.size() && name.substr(name.size() - kLog.size()) == kLog) {
-    base = name.substr(0, name.size() - kLog.size());
-    if (base != "aci" && base != "mondrian")
-      throw Error("calibration method '" + std::string(name) + "': only aci and mondrian step their level in log space " +
-                  "(aci-log, mondrian-log)");
-    c.log_level = true;
-  }
+  const LogSuffix s = split_log_suffix(name);
+  if (s.log && s.base != "aci" && s.base != "mondrian")
+    throw Error("calibration method '" + std::string(name) + "': only aci and mondrian step their level in log space " +
+                "(aci-log, mondrian-log)");
+  c.log_level = s.log;
   try {
-    c.method = answering_method_from_name(base);
+    c.method = answering_method_from_name(s.base);
   } catch (const Error& e) {
     throw Error(std::string(e.what()) + "; or aci-log, mondrian-log (the level stepped in log space)");
   }

@@ -77,6 +77,14 @@ struct AnsweringCalibration {
   bool log_level = false;
 };
 AnsweringCalibration answering_calibration_from_name(std::string_view name);
+// A calibration name without its "-log" suffix, and whether it had one ("aci-log" -> "aci",
+// true; "-log" alone has none): the one reading of the suffix for the service's names and the
+// simulator's own.
+struct LogSuffix {
+  std::string_view base;
+  bool log = false;
+};
+LogSuffix split_log_suffix(std::string_view name);
 // The name answering_calibration_from_name reads back: the method's, with "-log" for a log level.
 std::string answering_calibration_name(OnlineMethod method, bool log_level);
 

@@ -11,14 +11,11 @@ SimCalibration sim_calibration_from_name(std::string_view name) {
   c.name = std::string(name);
   // aci-cpu and mondrian-cpu (with or without "-log") are the simulator's own: the service has
   // no CPU time of a job when it answers. Every other name is one the service answers with.
-  constexpr std::string_view kLog = "-log";
-  std::string_view base = name;
-  const bool log = name.size() > kLog.size() && name.substr(name.size() - kLog.size()) == kLog;
-  if (log) base = name.substr(0, name.size() - kLog.size());
-  if (base == "aci-cpu" || base == "mondrian-cpu") {
-    c.method = base == "aci-cpu" ? OnlineMethod::Aci : OnlineMethod::Mondrian;
+  const LogSuffix s = split_log_suffix(name);
+  if (s.base == "aci-cpu" || s.base == "mondrian-cpu") {
+    c.method = s.base == "aci-cpu" ? OnlineMethod::Aci : OnlineMethod::Mondrian;
     c.cpu_weighted = true;
-    c.log_level = log;
+    c.log_level = s.log;
     return c;
   }
   try {
