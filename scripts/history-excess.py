@@ -2,10 +2,10 @@
 """Where a model's error above the oracle is, on a synthetic ALICE trace, by what the
 job's own production knew at its start.
 
-  scripts/history-excess.py TRACE.csv[.gz] PER_JOB.csv [--split 0.8] [--at match|submit]
+  scripts/history-excess.py TRACE.csv[.gz] PER_JOB.csv [--at match|submit]
 
-PER_JOB.csv is `ttlpred eval --per-job` of the same trace and split. For each scored job
-the script replays the trace (leak-free as the history features are: an outcome counts
+PER_JOB.csv is `ttlpred eval --per-job` of the same trace: its jobs are the scored ones. For each
+scored job the script replays the trace (leak-free as the history features are: an outcome counts
 from its finish time, docs/features.md) and counts the finished jobs of the same
 production *and job type* at the job's prediction time. It prints, per job type and per
 count bucket: the model's RMSE, the oracle's (`expected_wall_s`), the bucket's share of
@@ -67,7 +67,6 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("trace")
     ap.add_argument("per_job")
-    ap.add_argument("--split", type=float, default=0.8)
     ap.add_argument("--at", choices=["match", "submit"], default="match")
     a = ap.parse_args()
     cols = ["job_id", "submit_time", "wait_s", "wall_s", "job_type", "production_tag", "events", "input_bytes",
