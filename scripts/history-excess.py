@@ -29,37 +29,37 @@ BUCKETS = [(0, 0), (1, 4), (5, 19), (20, 99), (100, None)]
 def replay(t, at):
     """Finished count and work-rate estimate of each job's (production, job type) key."""
     n = len(t)
-    wait = t.wait_s.fillna(0).to_numpy(float) if at == "match" else np.zeros(n)
-    when = t.submit_time.to_numpy(float) + wait
-    finish = t.submit_time.to_numpy(float) + t.wait_s.fillna(0).to_numpy(float) + t.wall_s.to_numpy(float)
+    submit, waited = t.submit_time.to_numpy(float), t.wait_s.fillna(0).to_numpy(float)
+    when = submit + waited if at == "match" else submit
+    finish = submit + waited + t.wall_s.to_numpy(float)
     speed = t.host_speed.to_numpy(float)
     work = {f: t[f].to_numpy(float) / speed for f in set(WORK_FIELD.values())}
     wall = np.maximum(t.wall_s.to_numpy(float), 1.0)
     keys = list(zip(t.production_tag.fillna("").to_numpy(), t.job_type.to_numpy()))
-    jtype = t.job_type.to_numpy()
-    count, rate_sum = {}, {}
+    # The key holds the job type, so one work field (the type's) is all a key needs.
+    field = [WORK_FIELD.get(ty) for ty in t.job_type.to_numpy()]
+    count, rate = {}, {}  # key -> finished jobs; key -> [jobs with known work, sum of log(wall / work)]
     n_at, est = np.zeros(n), np.full(n, np.nan)
     by_finish = np.argsort(finish, kind="stable")
     ptr = 0
     for j in np.lexsort((np.arange(n), when)):
+        # An end at or before this job's time; with a run time > 0 that job also started earlier.
         while ptr < n and finish[by_finish[ptr]] <= when[j]:
             i = by_finish[ptr]
             ptr += 1
-            if not keys[i][0]:  # finish <= when[j] and a run time > 0: it started earlier
+            if not keys[i][0]:
                 continue
             count[keys[i]] = count.get(keys[i], 0) + 1
-            for f, w in work.items():
-                if w[i] > 0:
-                    a = rate_sum.setdefault((keys[i], f), [0, 0.0])
-                    a[0] += 1
-                    a[1] += np.log(wall[i] / w[i])
+            if field[i] and work[field[i]][i] > 0:
+                a = rate.setdefault(keys[i], [0, 0.0])
+                a[0] += 1
+                a[1] += np.log(wall[i] / work[field[i]][i])
         if not keys[j][0]:
             continue
         n_at[j] = count.get(keys[j], 0)
-        f = WORK_FIELD.get(jtype[j])
-        a = rate_sum.get((keys[j], f)) if f else None
-        if a and work[f][j] > 0:
-            est[j] = np.exp(a[1] / a[0]) * work[f][j]
+        a = rate.get(keys[j])
+        if a and work[field[j]][j] > 0:
+            est[j] = np.exp(a[1] / a[0]) * work[field[j]][j]
     return n_at, est
 
 
@@ -80,11 +80,10 @@ def main():
     jtype = t.job_type.to_numpy()
     scored = np.isfinite(pred)
     total = scored.sum()
-    print(f"{total} scored jobs; RMSE h: model {np.sqrt(np.mean((pred[scored] - wall[scored]) ** 2)):.3f}, "
-          f"oracle {np.sqrt(np.mean((orc[scored] - wall[scored]) ** 2)):.3f}")
+    rmse = lambda x, m: np.sqrt(np.mean((x[m] - wall[m]) ** 2))
+    print(f"{total} scored jobs; RMSE h: model {rmse(pred, scored):.3f}, oracle {rmse(orc, scored):.3f}")
     print("| job type | finished of (production, type) | jobs | model RMSE h | oracle h | excess h^2 | estimate RMSE h (model there) |")
     print("|---|---|---|---|---|---|---|")
-    rmse = lambda x, m: np.sqrt(np.mean((x[m] - wall[m]) ** 2))
     for ty in WORK_FIELD:
         m_ty = scored & (jtype == ty)
         has = m_ty & np.isfinite(est)
@@ -100,12 +99,11 @@ def main():
             print(f"| {ty} | {label} | {m.sum()} | {rmse(pred, m):.3f} | {rmse(orc, m):.3f} | {excess:.4f} | {est_txt} |")
     idx = np.arange(len(t))
     fit, check = scored & (idx % 2 == 0), scored & (idx % 2 == 1)
-    blend = pred.copy()
+    blend, x = pred.copy(), np.stack([pred, est], 1)
     for ty in WORK_FIELD:
         m = (jtype == ty) & np.isfinite(est) & (n_at >= 5)
         if (m & fit).sum() < 10:
             continue
-        x = np.stack([pred, est], 1)
         coef, *_ = np.linalg.lstsq(x[m & fit], wall[m & fit], rcond=None)
         blend[m & check] = x[m & check] @ coef
     print(f"\nodd-numbered scored jobs: model {rmse(pred, check):.3f} h, model blended with the estimate "
