@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <unordered_set>
 
 namespace ttlpred::test {
 namespace fs = std::filesystem;
@@ -91,6 +93,24 @@ int run_cli_split(const std::string& args, std::string* out, std::string* err) {
     }
   }
   return rc;
+}
+
+std::vector<std::string> line_prefixes(const std::string& path, int columns) {
+  std::ifstream in(path);
+  std::vector<std::string> v;
+  for (std::string l; std::getline(in, l);) {
+    std::size_t cut = 0;
+    for (int c = 0; c < columns && cut != std::string::npos; ++c) cut = l.find(',', cut == 0 ? 0 : cut + 1);
+    v.push_back(l.substr(0, cut));
+  }
+  return v;
+}
+
+std::size_t lines_found(const std::vector<std::string>& scored, const std::vector<std::string>& predicted) {
+  const std::unordered_set<std::string> have(predicted.begin() + (predicted.empty() ? 0 : 1), predicted.end());
+  std::size_t found = 0;
+  for (std::size_t i = 1; i < scored.size(); ++i) found += have.count(scored[i]);
+  return found;
 }
 
 std::string cli_binary() { return TTLPRED_BINARY; }

@@ -1,6 +1,8 @@
 #pragma once
 // Helpers shared by tests: temp folders, the shared/ traces, running the CLI.
+#include <cstddef>
 #include <string>
+#include <vector>
 
 namespace ttlpred::test {
 
@@ -21,6 +23,11 @@ int run_cli_split(const std::string& args, std::string* out, std::string* err);
 // starts from. False where the program is not built (the caller skips); a failed run is a
 // test failure.
 bool generate_trace(const std::string& quoted_path, int jobs, int seed);
+// The first `columns` comma-separated fields of every line of the file at `path` (header
+// included), each line as one string: what eval --per-job and predict both print first.
+std::vector<std::string> line_prefixes(const std::string& path, int columns);
+// How many of `scored`'s lines after the header appear among `predicted`'s.
+std::size_t lines_found(const std::vector<std::string>& scored, const std::vector<std::string>& predicted);
 // Path of the built ttlpred program (for tests that start it as a long-running process).
 std::string cli_binary();
 

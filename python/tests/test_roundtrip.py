@@ -90,6 +90,16 @@ def test_python_training_equals_cli_training(alice_csv, alice_model, workdir):
     np.testing.assert_array_equal(ours["expected_wall_s"], theirs["expected_wall_s"])
 
 
+def test_python_residual_training_equals_cli(alice_csv, workdir):
+    """residual=True is `train --residual on`: the same network, base and answers."""
+    ours, theirs = workdir / "residual-python.ttlp", workdir / "residual-cli.ttlp"
+    ttlpred.train(ttlpred.read_trace(alice_csv), ours, split=0.8, residual=True, **TRAIN_OPTIONS)
+    cli("train", "--data", alice_csv, "--out", theirs, "--split", 0.8, "--residual", "on", *TRAIN_ARGS)
+    a, b = ttlpred.Predictor(ours), ttlpred.Predictor(theirs)
+    assert a.metadata()["metrics"]["residual_base"] == b.metadata()["metrics"]["residual_base"] != {}
+    np.testing.assert_array_equal(a.predict(alice_csv)["expected_wall_s"], b.predict(alice_csv)["expected_wall_s"])
+
+
 def test_metadata_names_the_training(alice_model):
     meta = ttlpred.Predictor(alice_model).metadata()
     assert meta["provenance"]["trace_format"] == "csv"

@@ -208,6 +208,21 @@ bool parse_censored(const std::string& value) {
   throw Error("--censored: '" + value + "' is neither on nor off");
 }
 
+void add_residual_option(CLI::App& cmd, std::string& value) {
+  cmd.add_option("--residual", value,
+                 "on: the network learns each job's distance from one of its history estimates (a work rate times "
+                 "its work, a recent mean run time ...), the estimate chosen per job type on the training rows; off: "
+                 "the run time itself")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+}
+
+bool parse_residual(const std::string& value) {
+  if (value == "on") return true;
+  if (value == "off") return false;
+  throw Error("--residual: '" + value + "' is neither on nor off");
+}
+
 void add_device_option(CLI::App& cmd, std::string& device) {
   cmd.add_option("--device", device,
                  "where the network runs: cpu, or cuda / cuda:N (the CUDA backend on GPU N, in a build made with "

@@ -75,6 +75,11 @@ PredictionTime parse_prediction_time(const std::string& at, PredictionTime fallb
 void add_censored_option(CLI::App& cmd, std::string& value);
 inline constexpr const char* kDefaultCensored = "off";
 bool parse_censored(const std::string& value);
+// --residual on|off: the network learns each job's distance from its best history estimate
+// (pipeline/fit_model.hpp, FitOptions::residual). Stored as "on"/"off" in `value`.
+void add_residual_option(CLI::App& cmd, std::string& value);
+inline constexpr const char* kDefaultResidual = "off";
+bool parse_residual(const std::string& value);
 
 // --device cpu|cuda|cuda:N (predict/device.hpp): the backend the command's network runs on.
 void add_device_option(CLI::App& cmd, std::string& device);

@@ -38,7 +38,7 @@ struct PipelineOptions {
   std::uint32_t epochs = 0;  // 0: the trainer's default
   std::uint32_t finetune_epochs = 0;  // 0: set_finetune_defaults'
   bool summary_only = false, finetune = true;
-  std::string at = "submit", censored = kDefaultCensored;
+  std::string at = "submit", censored = kDefaultCensored, residual = kDefaultResidual;
 };
 
 struct Clock {
@@ -158,6 +158,7 @@ void run_pipeline(const PipelineOptions& o) {
   if (o.epochs) fit_options.train.max_epochs = o.epochs;
   fit_options.at = parse_prediction_time(o.at, PredictionTime::Submit);
   fit_options.censored = parse_censored(o.censored);
+  fit_options.residual = parse_residual(o.residual);
   FitReport fit;
   ModelFile model = fit_model(split, fit_options, stderr_progress(), &fit);
   model.provenance.trace_format = "csv";  // the generated trace; the fine-tunes inherit it
@@ -297,6 +298,7 @@ void add_pipeline_command(CLI::App& app) {
   cmd->add_flag("--summary-only", o->summary_only, "only generate the trace and print its summary");
   add_prediction_time_option(*cmd, o->at, "when the model predicts: submit or match (train --at)");
   add_censored_option(*cmd, o->censored);
+  add_residual_option(*cmd, o->residual);
   cmd->callback([o] { run_pipeline(*o); });
 }
 

@@ -19,7 +19,7 @@ struct TrainOptions {
   std::string data, out, hidden = "256,256,256", target = "hours", group_by = "auto";
   std::string init, qat = "none", sparsity = "none", sparsity_method = "fixed-mask";
   std::string kill_budget = "count";
-  std::string at, censored = kDefaultCensored;
+  std::string at, censored = kDefaultCensored, residual = kDefaultResidual;
   double split = 0.8;
   FitOptions fit;
   TraceInput input;
@@ -60,6 +60,7 @@ void run_train(TrainOptions& o, const CLI::App& cmd) {
   o.fit.safe_ttl.request.budget = kill_budget_from_name(o.kill_budget);
   o.fit.at = parse_prediction_time(o.at, PredictionTime::Submit);
   o.fit.censored = parse_censored(o.censored);
+  o.fit.residual = parse_residual(o.residual);
   if (o.fit.init && !o.at.empty() &&
       o.fit.at != FeatureEncoder::from_bytes(start.encoder, o.init).history_config().at)
     throw Error("--at: a fine-tune keeps the prediction time its starting model " + o.init + " was trained for");
@@ -136,6 +137,7 @@ void add_train_command(CLI::App& app) {
                              "when the model predicts: submit (default; history as of each job's submission) or match "
                              "(history as of its start, submit + wait, plus the jobs of its keys running then)");
   add_censored_option(*cmd, o->censored);
+  add_residual_option(*cmd, o->residual);
   cmd->add_flag("--quiet", o->quiet, "no per-epoch progress");
   add_config_and_environment(*cmd);
   cmd->callback([o, cmd] { run_train(*o, *cmd); });

@@ -71,7 +71,9 @@ nlohmann::json sidecar_json(const ModelFile& m, const std::string& onnx_file) {
   const FeatureEncoder enc = FeatureEncoder::from_bytes(m.encoder, "model encoder");
   json j;
   j["format"] = kSidecarFormat;
-  j["version"] = kSidecarVersion;
+  // Version 2 only where it matters: a residual model decodes wrong in a reader that does not
+  // add its base, and readers of version 1 refuse version 2.
+  j["version"] = m.target.residual.empty() ? 1 : kSidecarVersion;
   j["onnx_file"] = onnx_file;
   j["graph"] = {{"dense_input", kDenseInput},
                 {"dense_width", m.mlp.dense_inputs},
@@ -85,6 +87,19 @@ nlohmann::json sidecar_json(const ModelFile& m, const std::string& onnx_file) {
                  {"mean", m.target.mean},
                  {"stddev", m.target.stddev},
                  {"smear", m.target.smear}};
+  if (!m.target.residual.empty()) {
+    const ResidualBase& b = m.target.residual;
+    json cols = json::array();
+    for (const auto& c : b.columns)
+      cols.push_back({{"name", c.name},
+                      {"dense_index", c.dense},
+                      {"mean", c.mean},
+                      {"inv_std", c.inv_std},
+                      {"scale", c.scale == BaseScale::Hours ? "hours" : "log1p_seconds"}});
+    j["target"]["residual"] = {{"group_categories_index", b.group_cat < 0 ? json(nullptr) : json(b.group_cat)},
+                               {"columns_by_group", b.by_group},
+                               {"columns", cols}};
+  }
   json st;
   st["calibrated"] = !m.safe_ttl.empty();
   if (!m.safe_ttl.empty()) {
@@ -117,6 +132,7 @@ nlohmann::json sidecar_json(const ModelFile& m, const std::string& onnx_file) {
                   {"history", base64_encode(m.history)},
                   {"target", sealed(m.target)},
                   {"safe_ttl", m.safe_ttl.empty() ? std::string() : sealed(m.safe_ttl)}};
+  if (!m.target.residual.empty()) j["ttlpred"]["residual"] = sealed(m.target.residual);
   return j;
 }
 
@@ -124,8 +140,10 @@ void apply_sidecar(const nlohmann::json& j, ModelFile& m, const std::string& wha
   try {
     if (!j.is_object() || j.value("format", std::string()) != kSidecarFormat)
       throw Error(what + ": not a ttlpred ONNX sidecar (key format must be \"" + kSidecarFormat + "\")");
-    if (j.value("version", 0) != kSidecarVersion)
-      throw Error(what + ": sidecar version " + key(j, "version", what, "").dump() + " is not " + std::to_string(kSidecarVersion));
+    const int version = j.value("version", 0);
+    if (version < 1 || version > kSidecarVersion)
+      throw Error(what + ": sidecar version " + key(j, "version", what, "").dump() + " is not 1 to " +
+                  std::to_string(kSidecarVersion));
     const auto& t = key(j, "ttlpred", what, "");
     m.encoder = unbase64(t, "encoder", what);
     m.history = unbase64(t, "history", what);
@@ -133,6 +151,12 @@ void apply_sidecar(const nlohmann::json& j, ModelFile& m, const std::string& wha
     const auto target = unbase64(t, "target", what);
     BinaryReader tr(target, what + ": ttlpred.target");
     m.target = TargetTransform::read(tr);
+    if (version >= 2) {
+      const auto residual = unbase64(t, "residual", what);
+      BinaryReader rr(residual, what + ": ttlpred.residual");
+      m.target.residual = ResidualBase::read(rr);
+      if (m.target.residual.empty()) throw Error(what + ": a version 2 sidecar needs ttlpred.residual");
+    }
     const auto safe = unbase64(t, "safe_ttl", what);
     if (!safe.empty()) {
       BinaryReader sr(safe, what + ": ttlpred.safe_ttl");

@@ -12,7 +12,9 @@
 namespace ttlpred::interop {
 
 inline constexpr const char* kSidecarFormat = "ttlpred-onnx-sidecar";
-inline constexpr int kSidecarVersion = 1;
+// The newest sidecar version written and read: 2 adds target.residual (written only for a
+// model with a residual base; others are still version 1).
+inline constexpr int kSidecarVersion = 2;
 
 // The sidecar of `m` whose graph is stored as `onnx_file` (a file name, for people).
 nlohmann::json sidecar_json(const ModelFile& m, const std::string& onnx_file);

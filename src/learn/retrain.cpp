@@ -101,9 +101,14 @@ RetrainResult retrain(const JobTable& outcomes, const ModelFile& current, const 
   if (o.start == RetrainStart::FineTune) {
     fit.init = &current;
     fit.group_column = current.safe_ttl.group_column;
-  } else if (o.keep_hidden && current.mlp.layers.size() > 1) {
-    fit.train.hidden.clear();
-    for (std::size_t i = 0; i + 1 < current.mlp.layers.size(); ++i) fit.train.hidden.push_back(current.mlp.layers[i].out);
+  } else {
+    // A candidate from scratch learns what the current model learns: its run time, or its
+    // distance from a history estimate (a fine-tune keeps the starting model's base).
+    fit.residual = !current.target.residual.empty();
+    if (o.keep_hidden && current.mlp.layers.size() > 1) {
+      fit.train.hidden.clear();
+      for (std::size_t i = 0; i + 1 < current.mlp.layers.size(); ++i) fit.train.hidden.push_back(current.mlp.layers[i].out);
+    }
   }
   r.model = fit_model(split, fit, ProgressFn{});
 

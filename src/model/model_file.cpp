@@ -19,8 +19,9 @@ enum class Section : std::uint32_t {
   Metadata = 7,
   Provenance = 8,
   ServingVariant = 9,
+  ResidualBase = 10,  // only in format version 2 files
 };
-constexpr std::uint32_t kLastKnownSection = 9;
+constexpr std::uint32_t kLastKnownSection = 10;
 
 const char* section_name(std::uint32_t tag) {
   switch (static_cast<Section>(tag)) {
@@ -33,6 +34,7 @@ const char* section_name(std::uint32_t tag) {
     case Section::Metadata: return "training metadata";
     case Section::Provenance: return "training provenance";
     case Section::ServingVariant: return "serving variant";
+    case Section::ResidualBase: return "residual base";
   }
   return "unknown";
 }
@@ -105,13 +107,23 @@ std::vector<std::uint8_t> model_file_bytes(const ModelFile& m) {
   put_section(payload, Section::Metadata, metadata_bytes(m.meta));
   if (!m.provenance.empty()) put_section(payload, Section::Provenance, provenance_bytes(m.provenance));
   if (!m.serving_variant.empty()) put_section(payload, Section::ServingVariant, string_bytes(m.serving_variant));
-  return seal_container(std::string_view(kModelFileMagic, 8), kModelFileVersion, payload.bytes());
+  // A residual model decodes wrong without its base, so it is a format version 2 file, which
+  // builds that do not know the section refuse; every other model stays version 1.
+  std::uint32_t version = 1;
+  if (!m.target.residual.empty()) {
+    BinaryWriter s;
+    m.target.residual.write(s);
+    put_section(payload, Section::ResidualBase, s.bytes());
+    version = 2;
+  }
+  return seal_container(std::string_view(kModelFileMagic, 8), version, payload.bytes());
 }
 
 ModelFile parse_model_file(const std::vector<std::uint8_t>& bytes, const std::string& what) {
   const auto opened = open_container(bytes, std::string_view(kModelFileMagic, 8), kModelFileVersion, what);
   BinaryReader r(opened.payload, what);
   ModelFile m;
+  ResidualBase residual;
   bool have_mlp = false, have_target = false;
   std::uint32_t seen = 0;  // bit per known section, to refuse duplicates
   while (!r.at_end()) {
@@ -170,12 +182,23 @@ ModelFile parse_model_file(const std::vector<std::uint8_t>& bytes, const std::st
         m.serving_variant = s.get_string(64);
         if (m.serving_variant.empty()) s.fail("empty variant name");
         break;
+      case Section::ResidualBase:
+        residual = ResidualBase::read(s);
+        if (residual.empty()) s.fail("empty residual base");
+        break;
       default: continue;  // a section added by a later build of the same format version
     }
     if (!s.at_end()) s.fail("unexpected trailing bytes");
   }
   if (!have_mlp) throw Error(what + ": model file has no architecture/weights section");
   if (!have_target) throw Error(what + ": model file has no target transform section");
+  if (opened.version >= 2 && residual.empty()) throw Error(what + ": format version 2 model file has no residual base");
+  m.target.residual = std::move(residual);
+  if (!m.target.residual.empty()) {
+    std::vector<std::uint32_t> card;
+    for (const auto& e : m.mlp.embeddings) card.push_back(e.cardinality);
+    m.target.residual.check_fits(m.mlp.dense_inputs, card, what);
+  }
   return m;
 }
 

@@ -16,7 +16,9 @@
 namespace ttlpred {
 
 inline constexpr char kModelFileMagic[] = "TTLPMODL";
-inline constexpr std::uint32_t kModelFileVersion = 1;
+// The newest format version this build reads. Version 2 files carry a residual base
+// (model/residual_base.hpp); files without one are still written as version 1.
+inline constexpr std::uint32_t kModelFileVersion = 2;
 
 struct TrainingMetadata {
   std::string data_hash;     // of the training data (hex), so a model names what it learned from

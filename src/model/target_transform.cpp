@@ -32,6 +32,13 @@ double TargetTransform::from_t(double t) const {
   return std::max(h, 0.0);
 }
 
+float TargetTransform::offset_z(const float* dense, const std::uint32_t* cats) const {
+  if (residual.empty()) return 0.0f;
+  const double h = residual.base_hours(dense, cats);
+  if (std::isnan(h)) return 0.0f;
+  return static_cast<float>((to_t(h) - mean) / stddev);
+}
+
 double TargetTransform::decode_median_seconds(float z) const {
   return from_t(static_cast<double>(z) * stddev + mean) * 3600.0;
 }
@@ -88,6 +95,14 @@ TargetTransform TargetTransform::read(BinaryReader& r) {
   for (float v : t.smear)
     if (!std::isfinite(v)) r.fail("target transform smearing residual is not finite");
   return t;
+}
+
+void add_offsets(const TargetTransform& t, const EncodedBatch& x, std::size_t first_row, std::span<float> z) {
+  if (t.residual.empty()) return;
+  for (std::size_t i = 0; i < z.size(); ++i) {
+    const std::size_t r = first_row + i;
+    z[i] += t.offset_z(x.dense_row(r), x.cat_width ? x.cat_row(r) : nullptr);
+  }
 }
 
 const char* target_kind_name(TargetKind k) {

@@ -9,10 +9,14 @@
 // the mean that RMSE rewards. `smear` holds residual quantiles (in t-space) from held-out
 // rows; inverting with them averages t^-1(pred + r) over the residual distribution (Duan's
 // smearing estimator), which returns the mean instead of the median.
+// With a residual base (model/residual_base.hpp) the network's output is the standardized
+// target minus the row's offset_z; every caller adds offset_z back before decoding.
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "model/model_input.hpp"
+#include "model/residual_base.hpp"
 #include "util/binary_io.hpp"
 
 namespace ttlpred {
@@ -25,12 +29,18 @@ struct TargetTransform {
   double mean = 0.0;      // of t(hours) over the training rows
   double stddev = 1.0;    // of t(hours) over the training rows, > 0
   std::vector<float> smear;  // residual quantiles in t-space; empty = plain inverse
+  // The history estimate the network's output is relative to; empty = none. Written in a
+  // section of its own (model/model_file.hpp), not by write().
+  ResidualBase residual;
 
   // Forward transform (before standardization) and its inverse; hours >= 0.
   double to_t(double hours) const;
   double from_t(double t) const;
   // Standardized network target for a run time in seconds.
   float encode_seconds(double wall_s) const { return static_cast<float>((to_t(wall_s / 3600.0) - mean) / stddev); }
+  // What the network's output is relative to for one encoded row: the standardized target of
+  // the row's residual base, 0 without one. The decoded value is decode_seconds(net + offset).
+  float offset_z(const float* dense, const std::uint32_t* cats) const;
   // Network output -> expected run time in seconds (smeared when `smear` is set), >= 0.
   double decode_seconds(float z) const;
   // Network output -> the plain inverse (a median for compressed targets), in seconds.
@@ -43,6 +53,10 @@ struct TargetTransform {
   void write(BinaryWriter& w) const;
   static TargetTransform read(BinaryReader& r);
 };
+
+// z[i] += t.offset_z(row first_row + i of x) for every i: what a network's raw outputs for
+// those rows need before decoding (nothing without a residual base).
+void add_offsets(const TargetTransform& t, const EncodedBatch& x, std::size_t first_row, std::span<float> z);
 
 const char* target_kind_name(TargetKind k);
 // "hours", "log1p", "power" (case-sensitive); throws Error naming the bad value.

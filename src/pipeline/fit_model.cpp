@@ -11,6 +11,7 @@
 
 #include "features/history.hpp"
 #include "pipeline/censored_outcomes.hpp"
+#include "pipeline/history_estimates.hpp"
 #include "pipeline/model_checks.hpp"
 #include "pipeline/split_history.hpp"
 #include "predict/predictor.hpp"
@@ -127,13 +128,21 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
       options.censored ? censored_outcomes(jobs, 0, n_fit) : std::vector<std::uint8_t>{};
   const auto censored_rows = static_cast<std::size_t>(std::count(lower_bound.begin(), lower_bound.end(), 1));
 
+  TrainConfig train_config = options.train;
+  if (options.residual && !options.init) {
+    train_config.residual_candidates = history_estimate_columns(encoder);
+    const std::string by = auto_group_column(encoder);
+    const auto& cats = encoder.category_columns();
+    for (std::size_t j = 0; j < cats.size(); ++j)
+      if (!by.empty() && info(cats[j].field).name == by) train_config.residual_group_cat = static_cast<std::int32_t>(j);
+  }
   TrainResult trained;
   if (options.init)
     trained = finetune_mlp(options.init->mlp, options.init->target, x, wall, options.train, options.compression,
                            progress, cap, lower_bound);
   else
-    trained = options.ensemble > 1 ? train_ensemble(x, wall, options.train, options.ensemble, progress, cap, lower_bound)
-                                   : train_mlp(x, wall, options.train, progress, cap, lower_bound);
+    trained = options.ensemble > 1 ? train_ensemble(x, wall, train_config, options.ensemble, progress, cap, lower_bound)
+                                   : train_mlp(x, wall, train_config, progress, cap, lower_bound);
 
   ModelFile m;
   m.mlp = trained.model;
@@ -198,6 +207,18 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
                             {"prediction_time", std::string(prediction_time_name(hcfg.at))},
                             {"censored_training", options.censored},
                             {"censored_fit_rows", censored_rows}};
+  if (!m.target.residual.empty()) {
+    nlohmann::json by_group = nlohmann::json::object();
+    const auto names = m.target.residual.names_by_group();
+    const auto& cats = encoder.category_columns();
+    const auto g = m.target.residual.group_cat;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (names[i].empty()) continue;
+      const std::string value = g < 0 ? "all" : i == 0 ? "(unknown)" : cats[static_cast<std::size_t>(g)].vocabulary[i - 1];
+      by_group[value] = names[i];
+    }
+    metrics["residual_base"] = by_group;
+  }
   m.serving_variant = std::string(engine::variant_name(calib_predictor.variant));
   if (options.compression.any()) {
     metrics["compression"] = nlohmann::json::parse(compression_json(options.compression));

@@ -40,6 +40,10 @@ struct FitOptions {
   // Censored outcomes (pipeline/censored_outcomes.hpp) train as lower bounds: the loss only
   // penalizes predictions below their recorded run time.
   bool censored = false;
+  // Residual target (model/residual_base.hpp): the network learns each job's distance from
+  // one of its history estimates (pipeline/history_estimates.hpp), chosen per job type (the
+  // safe TTL's "auto" group column) on the training rows. A fine-tune keeps its model's.
+  bool residual = false;
 };
 
 // Fine-tuning settings (a short run at a low learning rate from the starting weights, without

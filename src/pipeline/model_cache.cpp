@@ -34,7 +34,7 @@ std::string fit_settings_json(const FitOptions& o) {
   nlohmann::json fields = nlohmann::json::array();
   for (Field f : o.encoder.fields) fields.push_back(std::string(info(f).name));
   const RequestAwareOptions& r = o.safe_ttl.request;
-  const nlohmann::json j = {
+  nlohmann::json j = {
       {"train", nlohmann::json::parse(train_config_json(o.train))},
       {"ensemble", o.ensemble},
       {"encoder",
@@ -60,6 +60,8 @@ std::string fit_settings_json(const FitOptions& o) {
           {"budget", kill_budget_name(r.budget)}}}}},
       {"prediction_time", std::string(prediction_time_name(o.at))},
       {"censored", o.censored}};
+  // Only when on, so that the settings of models cached before the option existed still match.
+  if (o.residual) j["residual"] = true;
   return j.dump();
 }
 

@@ -42,6 +42,7 @@ Predictor::Predictor(ModelFile model, const PredictorOptions& options, const std
     throw Error(what + ": the encoder (" + std::to_string(encoder_->dense_width()) + " dense, " +
                 std::to_string(encoder_->cat_width()) + " categorical) does not match the network (" +
                 std::to_string(model_->mlp.dense_inputs) + ", " + std::to_string(model_->mlp.embeddings.size()) + ")");
+  model_->target.residual.check_fits(encoder_->dense_width(), encoder_->cat_cardinality(), what);
   const engine::BackendKind& kind = options.backend ? *options.backend : engine::cpu_backend();
   if (options.variant_from_model) {
     options_.variant = model_made_for(*model_);
@@ -119,6 +120,7 @@ HistoryState Predictor::initial_history_for(const JobTable& trace, bool* restart
   return overlaps ? HistoryState(encoder_->history_config()) : initial_history();
 }
 
+// `z` is the network's output with the row's residual offset added (TargetTransform::offset_z).
 Prediction Predictor::finish(float z, double requested_ttl_s, std::uint32_t group) const {
   Prediction p;
   p.group = group;
@@ -148,7 +150,8 @@ void Predictor::predict(std::span<const JobRecord> jobs, const HistoryState& his
   backend_->predict(dense.data(), cats.data(), n, z.data());
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t group = group_cat_ < 0 ? kNoGroup : cats[i * cw + static_cast<std::size_t>(group_cat_)];
-    out[i] = finish(z[i], jobs[i][Field::RequestedTtl], group);
+    const float offset = model_->target.offset_z(dense.data() + i * dw, cats.data() + i * cw);
+    out[i] = finish(z[i] + offset, jobs[i][Field::RequestedTtl], group);
   }
 }
 
@@ -163,6 +166,7 @@ std::vector<Prediction> Predictor::predict_rows(const JobTable& table, std::span
     const std::size_t m = std::min(kChunk, rows.size() - s);
     backend_->predict(batch.dense_row(s), batch.cat_width ? batch.cat_row(s) : nullptr, m, z.data() + s);
   }
+  add_offsets(model_->target, batch, 0, z);
   const auto requested = table.num(Field::RequestedTtl);
   std::vector<Prediction> out(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -106,6 +106,7 @@ TrainResult train_ensemble(const EncodedBatch& x, std::span<const float> wall_s,
     const std::size_t b = result.train_rows, n = result.validation_rows;
     std::vector<float> z(x.rows);
     predict_mlp_raw(result.model, x, z, config.threads);
+    add_offsets(result.target, x, 0, z);
     const std::span<const float> zval(z.data() + b, n);
     const auto wval = wall_s.subspan(b, n);
     if (config.target != TargetKind::Hours) result.target.fit_smearing(wval, zval, config.smearing_points);

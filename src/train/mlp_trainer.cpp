@@ -6,6 +6,7 @@
 #include "model/mlp_io.hpp"
 #include "train/compression.hpp"
 #include "train/mlp_net.hpp"
+#include "train/residual_choice.hpp"
 #include "train/training_run.hpp"
 #include "util/aligned_vector.hpp"
 #include "util/error.hpp"
@@ -85,6 +86,8 @@ TrainResult train_mlp(const EncodedBatch& x, std::span<const float> wall_s, cons
   tt.mean = sum / static_cast<double>(n_tr);
   const double var = sq / static_cast<double>(n_tr) - tt.mean * tt.mean;
   tt.stddev = var > 1e-12 ? std::sqrt(var) : 1.0;
+  if (!c.residual_candidates.empty())
+    tt.residual = choose_residual_base(x, wall_s, n_tr, tt, c.residual_candidates, c.residual_group_cat);
   const NetShape shape = make_shape(x, c);
   const auto init = init_parameters<float>(shape, c.seed);
   const CompressionConfig none;
@@ -133,6 +136,7 @@ void predict_mlp_raw(const MlpModel& model, const EncodedBatch& x, std::span<flo
 void predict_mlp(const MlpModel& model, const TargetTransform& target, const EncodedBatch& x,
                  std::span<float> out_wall_s, int threads) {
   predict_mlp_raw(model, x, out_wall_s, threads);
+  add_offsets(target, x, 0, out_wall_s);
   for (float& v : out_wall_s) v = static_cast<float>(target.decode_seconds(v));
 }
 

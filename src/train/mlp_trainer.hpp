@@ -46,7 +46,8 @@ TrainResult finetune_mlp(const MlpModel& start, const TargetTransform& target, c
 void predict_mlp(const MlpModel& model, const TargetTransform& target, const EncodedBatch& x,
                  std::span<float> out_wall_s, int threads = 0);
 
-// Raw network outputs (standardized target space), for calibration and diagnostics.
+// Raw network outputs (standardized target space, before a residual base's add_offsets),
+// for calibration and diagnostics.
 void predict_mlp_raw(const MlpModel& model, const EncodedBatch& x, std::span<float> out_z, int threads = 0);
 
 // The embedding width the trainer picks for a column of `cardinality` values.

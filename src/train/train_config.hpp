@@ -42,6 +42,11 @@ struct TrainConfig {
   TargetKind target = TargetKind::Hours;
   double power_lambda = 0.5;         // TargetKind::Power only
   std::uint32_t smearing_points = 64;  // 0 = no mean correction for compressed targets
+  // Residual target (model/residual_base.hpp): the history estimates the network's output may
+  // be relative to, and the categorical column (-1: none) whose values each pick their own.
+  // Empty: the network regresses the target itself. train/residual_choice.hpp chooses.
+  std::vector<BaseColumn> residual_candidates;
+  std::int32_t residual_group_cat = -1;
   std::uint64_t seed = 1;
   int threads = 0;  // 0 = all cores
 };

@@ -123,7 +123,10 @@ TrainingRun::TrainingRun(TrainingData data, const TrainConfig& config, const Net
   result_.train_rows = n_tr_;
   result_.validation_rows = n_val_;
   result_.target = tt;
-  for (std::size_t i = 0; i < y_.size(); ++i) y_[i] = tt.encode_seconds(d_.wall_s[i]);
+  // With a residual base the network learns the target's distance from the row's base.
+  for (std::size_t i = 0; i < y_.size(); ++i)
+    y_[i] = tt.encode_seconds(d_.wall_s[i]) -
+            tt.offset_z(d_.x.dense_row(i), d_.x.cat_width ? d_.x.cat_row(i) : nullptr);
   if (comp_.any()) {
     wc_.emplace(shape_, comp_);
     wc_->start(params_.data());
@@ -263,6 +266,7 @@ void TrainingRun::validate(std::uint32_t epoch, EpochStats& st) {
   }
   const std::size_t n = d_.x.rows;
   forward_range(shape_, layout_, forward_params(), d_.x, n_tr_, n, val_z_.data(), pool_, aq_);
+  add_offsets(result_.target, d_.x, n_tr_, val_z_);
   TargetTransform probe = result_.target;
   const auto wall_val = d_.wall_s.subspan(n_tr_);
   probe.fit_smearing(wall_val, val_z_, smear_points_);
@@ -321,6 +325,7 @@ TrainResult TrainingRun::finish() {
       p = eff_.data();
     }
     forward_range(shape_, layout_, p, d_.x, n_tr_ - m, n_tr_, z.data(), pool_, aq_);
+    add_offsets(tt_out, d_.x, n_tr_ - m, z);
     tt_out.fit_smearing(d_.wall_s.subspan(n_tr_ - m, m), z, smear_points_);
     result_.best_val_rmse_hours = std::numeric_limits<double>::quiet_NaN();
   }

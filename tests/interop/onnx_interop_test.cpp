@@ -140,6 +140,33 @@ TEST(OnnxImport, ExportThenImportIsTheSameModel) {
   EXPECT_EQ(x.safe_ttl_s, y.safe_ttl_s);
 }
 
+TEST(OnnxImport, AResidualModelTravelsWithItsBase) {
+  // The shared model made residual by hand: its output is relative to dense column 0 read as
+  // hours. The sidecar is version 2, describes the base, and the reimported model answers
+  // exactly as the original.
+  ModelFile m = load_model_file(test::shared_test_model());
+  m.target.residual.columns.push_back({0, 1.5, 2.0, BaseScale::Hours, "first_column_hours"});
+  m.target.residual.by_group = {{0}};
+  const std::string dir = test::temp_dir(), model = dir + "/residual.model", onnx = dir + "/residual.onnx";
+  save_model_file(model, m);
+  interop::export_onnx(m, onnx, interop::sidecar_path_for(onnx));
+  const auto side = read_json(interop::sidecar_path_for(onnx));
+  EXPECT_EQ(side["version"], 2);
+  EXPECT_EQ(side["target"]["residual"]["columns"][0]["name"], "first_column_hours");
+  EXPECT_EQ(side["target"]["residual"]["columns"][0]["scale"], "hours");
+  EXPECT_TRUE(side["target"]["residual"]["group_categories_index"].is_null());
+  const ModelFile back = interop::import_onnx(onnx, interop::sidecar_path_for(onnx));
+  EXPECT_EQ(back.target.residual, m.target.residual);
+  save_model_file(dir + "/back.model", back);
+  JobRecord r = alice_mc_job();
+  r[Field::SubmitTime] = 1.7e9 + 30000;
+  const Prediction x = predict_one(Predictor::load(model, {}), r), y = predict_one(Predictor::load(dir + "/back.model", {}), r);
+  EXPECT_EQ(x.expected_wall_s, y.expected_wall_s);
+  EXPECT_EQ(x.safe_ttl_s, y.safe_ttl_s);
+  // The version 1 sidecar of the plain model still reads.
+  EXPECT_EQ(read_json(exported().sidecar)["version"], 1);
+}
+
 std::string import_error(const onnx::ModelProto& m) {
   try {
     interop::mlp_from_onnx(m, "bad.onnx");

@@ -89,6 +89,23 @@ TEST(Retrain, FineTuneOnDriftedOutcomesBeatsTheCurrentModelOnTheHoldout) {
   EXPECT_EQ(r.model.encoder, current_model().encoder);
 }
 
+TEST(Retrain, ACandidateFromScratchLearnsWhatTheCurrentModelLearns) {
+  // A residual model's scratch candidate is residual too (its own base, chosen on the window),
+  // and a plain model's stays plain: the retrain does not change the kind of target it serves.
+  FitOptions f;
+  tiny(f.train);
+  f.train.max_epochs = 2;
+  f.residual = true;
+  const ModelFile residual = fit_model(chronological_split(drift_trace(), 0.4), f, {});
+  ASSERT_FALSE(residual.target.residual.empty());
+  RetrainOptions o = retrain_defaults(RetrainStart::Scratch);
+  o.window_s = 0;
+  tiny(o.fit.train);
+  o.fit.train.max_epochs = 2;
+  EXPECT_FALSE(retrain(drift_trace(), residual, o).model.target.residual.empty());
+  EXPECT_TRUE(retrain(drift_trace(), current_model(), o).model.target.residual.empty());
+}
+
 TEST(Retrain, TooFewOutcomesIsAClearError) {
   RetrainOptions o = retrain_defaults(RetrainStart::FineTune);
   const struct {

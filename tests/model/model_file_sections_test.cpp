@@ -44,8 +44,9 @@ struct Crafted {
     payload.put_bytes(body);
     return *this;
   }
-  std::vector<std::uint8_t> sealed() const {
-    return seal_container(std::string_view(kModelFileMagic, 8), kModelFileVersion, payload.bytes());
+  // Version 1: the format without a residual base, which version 2 requires.
+  std::vector<std::uint8_t> sealed(std::uint32_t version = 1) const {
+    return seal_container(std::string_view(kModelFileMagic, 8), version, payload.bytes());
   }
 };
 
@@ -102,6 +103,14 @@ TEST(ModelFileSections, RefusesAFileWithoutWeightsOrWithoutTargetTransform) {
   EXPECT_EQ(refusal(no_target.sealed()), "crafted.model: model file has no target transform section");
   Crafted empty;
   EXPECT_EQ(refusal(empty.sealed()), "crafted.model: model file has no architecture/weights section");
+}
+
+TEST(ModelFileSections, RefusesAVersion2FileWithoutItsResidualBase) {
+  // Version 2 says the network's output is relative to a base: without it every answer
+  // would decode wrong, so the file is refused rather than read as a version 1 one.
+  Crafted c;
+  c.section(kMlpTag, mlp_section(test::tiny_model())).section(kTargetTag, target_section());
+  EXPECT_EQ(refusal(c.sealed(2)), "crafted.model: format version 2 model file has no residual base");
 }
 
 // A header whose shape fields are implausible is refused before anything of that size is

@@ -3,7 +3,6 @@
 // scored job, a match-time model is refused at submit time, and a bad value names --at.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <vector>
 #include <string>
 
@@ -52,26 +51,9 @@ TEST(MatchTimeCommand, AMatchTimeModelIsScoredAndPredictedAtMatchTime) {
   // predict prints eval's line for every scored job (the same walk, at match time).
   ASSERT_EQ(test::run_cli("predict --model " + model + " --data " + trace + " --out '" + dir + "/p.csv'", &out), 0) << out;
   // job_id, expected_wall_s, safe_ttl_s, capped: the first four columns of both files.
-  auto lines = [](const std::string& path) {
-    std::ifstream in(path);
-    std::vector<std::string> v;
-    for (std::string l; std::getline(in, l);) {
-      std::size_t cut = 0;
-      for (int c = 0; c < 4 && cut != std::string::npos; ++c) cut = l.find(',', cut == 0 ? 0 : cut + 1);
-      v.push_back(l.substr(0, cut));
-    }
-    return v;
-  };
-  const auto scored = lines(dir + "/eval.csv"), predicted = lines(dir + "/p.csv");
+  const auto scored = test::line_prefixes(dir + "/eval.csv", 4), predicted = test::line_prefixes(dir + "/p.csv", 4);
   ASSERT_GT(scored.size(), 500u);
-  std::size_t found = 0;
-  for (std::size_t i = 1; i < scored.size(); ++i)
-    for (std::size_t k = 1; k < predicted.size(); ++k)
-      if (predicted[k] == scored[i]) {
-        ++found;
-        break;
-      }
-  EXPECT_EQ(found, scored.size() - 1);
+  EXPECT_EQ(test::lines_found(scored, predicted), scored.size() - 1);
 }
 
 }  // namespace
