@@ -74,6 +74,7 @@ void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o) {
                              "its start, plus the jobs of its keys running then)");
   add_censored_option(cmd, o.censored);
   add_residual_option(cmd, o.residual);
+  add_ttl_by_group_option(cmd, o.ttl_by_group);
   add_bound_options(cmd, o.bounds);
   cmd.add_option("--models-dir", o.models_dir,
                  "keep each split's trained model in DIR and reuse it when the trace and the training settings match "
@@ -100,6 +101,7 @@ Backtest run_backtest(const JobTable& trace, const BacktestCliOptions& o, const 
   b.fit.at = parse_prediction_time(o.at, PredictionTime::Submit);
   b.fit.censored = parse_censored(o.censored);
   b.fit.residual = parse_residual(o.residual);
+  b.fit.safe_ttl.request_by_group = o.ttl_by_group;
   b.models_dir = o.models_dir;
   b.predictor.max_ttl_s = o.bounds.max_ttl_s;
   b.predictor.min_seconds = o.bounds.min_seconds;

@@ -18,6 +18,7 @@ struct BacktestCliOptions {
               methods = "static,rolling,aci,aci-capped,multi-aci,mondrian", method = "aci-capped", key = "user", out, models_dir;
   std::string kill_budget = "count";
   std::string at = "submit", censored = kDefaultCensored, residual = kDefaultResidual;
+  bool ttl_by_group = false;
   double alpha = 0.01, window_days = 7;
   OnlineCalibrationOptions online;
   std::size_t min_window_rows = 1000;

@@ -81,6 +81,9 @@ void add_residual_option(CLI::App& cmd, std::string& value);
 inline constexpr const char* kDefaultResidual = "off";
 bool parse_residual(const std::string& value);
 
+// --ttl-by-group: a request-aware safe-TTL table per calibration group (SafeTtlOptions::request_by_group).
+void add_ttl_by_group_option(CLI::App& cmd, bool& value);
+
 // --device cpu|cuda|cuda:N (predict/device.hpp): the backend the command's network runs on.
 void add_device_option(CLI::App& cmd, std::string& device);
 inline constexpr const char* kDefaultDevice = "cpu";

@@ -123,6 +123,7 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("!--no-request-aware-ttl", o->fit.safe_ttl.request_aware,
                 "safe TTL from the plain log-ratio margin even for jobs with a request");
+  add_ttl_by_group_option(*cmd, o->fit.safe_ttl.request_by_group);
   cmd->add_option("--init", o->init,
                   "fine-tune this model file (its encoder and target kept) instead of training from scratch");
   cmd->add_option("--qat", o->qat, "quantization-aware training: int8 (for the int8-static variant) or none")

@@ -113,10 +113,13 @@ nlohmann::json sidecar_json(const ModelFile& m, const std::string& onnx_file) {
     for (auto id : m.safe_ttl.group_ids) {
       json row = json::array();
       for (double a : kTableAlphas) row.push_back(m.safe_ttl.log_margin(id, a));
-      groups.push_back({{"group", id}, {"log_margin", row}});
+      groups.push_back({{"group", group_category(id)}, {"log_margin", row}});
+      if (in_fallback_stratum(id)) groups.back()["fallback"] = true;
     }
     st["groups"] = groups;
     st["request_aware"] = !m.safe_ttl.request.empty();
+    // Which jobs have request-aware tables of their own (the tables are in the sealed section).
+    if (!m.safe_ttl.request_keys.empty()) st["request_aware_tables"] = m.safe_ttl.request_by_group ? "group" : "fallback";
   }
   j["safe_ttl"] = st;
   const auto& p = m.provenance;

@@ -216,13 +216,14 @@ void OnlineCalibrator::refit() {
   // The same rows as the training-time calibration (pipeline/fit_model.cpp): the log-ratio
   // table skips jobs that outran their request, the request-aware one keeps every job with one.
   std::vector<float> cw, cp, rw, rp, rr;
-  std::vector<std::uint32_t> cg;
+  std::vector<std::uint32_t> cg, rg;
   const bool grouped = !calibration_.group_column.empty();
   for (const Outcome& o : window_) {
     if (o.requested_s > 0) {
       rw.push_back(o.wall_s);
       rp.push_back(o.pred_s);
       rr.push_back(o.requested_s);
+      if (grouped) rg.push_back(o.group);
     }
     if (o.requested_s > 0 && o.wall_s > o.requested_s) continue;
     cw.push_back(o.wall_s);
@@ -234,7 +235,7 @@ void OnlineCalibrator::refit() {
   if (options_.refit.request_aware && !rw.empty()) {
     RequestAwareOptions ro = options_.refit.request;
     ro.floor_s = options_.refit.floor_s;
-    c.request = calibrate_request_aware(rw, rp, rr, ro);
+    calibrate_request_tables(c, rw, rp, rr, rg, calibration_.request_by_group, ro);
   }
   calibration_ = std::move(c);
 }

@@ -21,13 +21,32 @@ double BaseColumn::hours(const float* dense_row) const {
   return std::max(raw, 0.0);
 }
 
+namespace {
+std::size_t group_of(const ResidualBase& b, const std::uint32_t* cats) {
+  return b.group_cat < 0 ? 0 : cats[static_cast<std::size_t>(b.group_cat)];
+}
+}  // namespace
+
+int ResidualBase::source(const float* dense, const std::uint32_t* cats) const {
+  if (columns.empty()) return -1;
+  const std::size_t g = group_of(*this, cats);
+  if (g >= by_group.size()) return -1;
+  const auto& chain = by_group[g];
+  for (std::size_t i = 0; i < chain.size(); ++i)
+    if (columns[chain[i]].known(dense)) return static_cast<int>(i);
+  return -1;
+}
+
+bool ResidualBase::falls_back(const float* dense, const std::uint32_t* cats) const {
+  if (columns.empty()) return false;
+  const std::size_t g = group_of(*this, cats);
+  return g < by_group.size() && !by_group[g].empty() && source(dense, cats) != 0;
+}
+
 double ResidualBase::base_hours(const float* dense, const std::uint32_t* cats) const {
-  if (columns.empty()) return std::numeric_limits<double>::quiet_NaN();
-  const std::size_t g = group_cat < 0 ? 0 : cats[static_cast<std::size_t>(group_cat)];
-  if (g < by_group.size())
-    for (const std::uint32_t k : by_group[g])
-      if (columns[k].known(dense)) return columns[k].hours(dense);
-  return std::numeric_limits<double>::quiet_NaN();
+  const int k = source(dense, cats);
+  if (k < 0) return std::numeric_limits<double>::quiet_NaN();
+  return columns[by_group[group_of(*this, cats)][static_cast<std::size_t>(k)]].hours(dense);
 }
 
 void ResidualBase::check_fits(std::size_t dense_width, const std::vector<std::uint32_t>& cat_cardinality,

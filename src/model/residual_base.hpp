@@ -55,6 +55,13 @@ struct ResidualBase {
   std::vector<std::vector<std::uint32_t>> by_group;
 
   bool empty() const { return columns.empty(); }
+  // Which of its group's columns one encoded row takes as its base: the position in the
+  // group's list of the first one it knows, -1 when it knows none (or the list is empty).
+  int source(const float* dense, const std::uint32_t* cats) const;
+  // Whether the row's group has a list and the row does not know its first column: the job
+  // of a production with no outcome yet. The safe TTL calibrates such rows apart
+  // (model/safe_ttl.hpp, kFallbackStratum): their errors are those of a first guess.
+  bool falls_back(const float* dense, const std::uint32_t* cats) const;
   // The base of one encoded row in hours (>= 0), or NaN when the row has none.
   double base_hours(const float* dense, const std::uint32_t* cats) const;
   // Throws Error (naming `what`) unless every column and the group column fit the given

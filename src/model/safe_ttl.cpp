@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 
+#include "util/error.hpp"
+
 namespace ttlpred {
 
 ResidualQuantiles ResidualQuantiles::from_residuals(std::vector<float> residuals, std::size_t max_stored) {
@@ -47,6 +49,21 @@ double SafeTtlCalibration::log_margin(std::uint32_t group, double alpha) const {
   return global.conformal_quantile(alpha);
 }
 
+namespace {
+std::uint32_t request_key(std::uint32_t group, bool by_group) {
+  if (by_group) return group;
+  return in_fallback_stratum(group) ? kFallbackStratum : 0;
+}
+}  // namespace
+
+const RequestAwareCalibration& SafeTtlCalibration::request_table(std::uint32_t group) const {
+  if (request_keys.empty()) return request;
+  const std::uint32_t key = request_key(group, request_by_group);
+  const auto it = std::lower_bound(request_keys.begin(), request_keys.end(), key);
+  return it != request_keys.end() && *it == key ? request_tables[static_cast<std::size_t>(it - request_keys.begin())]
+                                                : request;
+}
+
 double SafeTtlCalibration::safe_ttl(double pred_s, std::uint32_t group, double alpha) const {
   const double margin = log_margin(group, alpha);
   const double base = std::max(std::isfinite(pred_s) ? pred_s : floor_s, floor_s);
@@ -54,7 +71,7 @@ double SafeTtlCalibration::safe_ttl(double pred_s, std::uint32_t group, double a
 }
 
 double SafeTtlCalibration::safe_ttl(double pred_s, std::uint32_t group, double alpha, double requested_s) const {
-  if (requested_s > 0 && !request.empty()) return request.safe_ttl(pred_s, requested_s, alpha);
+  if (requested_s > 0 && !request.empty()) return request_table(group).safe_ttl(pred_s, requested_s, alpha);
   const double t = safe_ttl(pred_s, group, alpha);
   return requested_s > 0 ? std::min(t, requested_s) : t;
 }
@@ -91,6 +108,15 @@ void SafeTtlCalibration::write(BinaryWriter& w) const {
   // An optional tail: files written before it existed read as having none.
   w.put<std::uint8_t>(request.empty() ? 0 : 1);
   if (!request.empty()) request.write(w);
+  // A second optional tail, only where some key has a request-aware table of its own.
+  if (!request_keys.empty()) {
+    w.put<std::uint8_t>(request_by_group ? 1 : 0);
+    w.put<std::uint64_t>(request_keys.size());
+    for (std::size_t i = 0; i < request_keys.size(); ++i) {
+      w.put<std::uint32_t>(request_keys[i]);
+      request_tables[i].write(w);
+    }
+  }
 }
 
 SafeTtlCalibration SafeTtlCalibration::read(BinaryReader& r) {
@@ -113,7 +139,60 @@ SafeTtlCalibration SafeTtlCalibration::read(BinaryReader& r) {
     if (has_request > 1) r.fail("safe-TTL request-aware flag is not 0 or 1");
     if (has_request) c.request = RequestAwareCalibration::read(r);
   }
+  if (!r.at_end()) {
+    const auto by_group = r.get<std::uint8_t>();
+    if (by_group > 1) r.fail("safe-TTL request-table keying is not 0 or 1");
+    c.request_by_group = by_group == 1;
+    const auto tables = r.get<std::uint64_t>();
+    if (tables == 0 || tables > (1u << 20)) r.fail("safe-TTL calibration claims " + std::to_string(tables) + " request-aware tables");
+    if (c.request.empty()) r.fail("safe-TTL request-aware tables without the shared one");
+    for (std::uint64_t i = 0; i < tables; ++i) {
+      const auto key = r.get<std::uint32_t>();
+      if (!c.request_keys.empty() && key <= c.request_keys.back()) r.fail("safe-TTL request-table keys are not strictly increasing");
+      c.request_keys.push_back(key);
+      c.request_tables.push_back(RequestAwareCalibration::read(r));
+    }
+  }
   return c;
+}
+
+void calibrate_request_tables(SafeTtlCalibration& c, std::span<const float> wall_s, std::span<const float> pred_s,
+                              std::span<const float> requested_s, std::span<const std::uint32_t> group, bool by_group,
+                              const RequestAwareOptions& options, std::span<const float> weight) {
+  if (!group.empty() && group.size() != wall_s.size())
+    throw Error("request-aware calibration: " + std::to_string(group.size()) + " group ids for " +
+                std::to_string(wall_s.size()) + " rows");
+  c.request_by_group = by_group;
+  c.request_keys.clear();
+  c.request_tables.clear();
+  // The rows of each key, and which keys are large enough for a table of their own.
+  std::map<std::uint32_t, std::vector<std::size_t>> rows_of;
+  for (std::size_t i = 0; i < group.size(); ++i) rows_of[request_key(group[i], by_group)].push_back(i);
+  std::vector<std::uint8_t> own(wall_s.size(), 0);
+  std::size_t rest = wall_s.size();
+  for (const auto& [key, rows] : rows_of)
+    if (rows.size() >= kMinRequestTableRows && (by_group || key != 0)) {
+      c.request_keys.push_back(key);
+      for (std::size_t i : rows) own[i] = 1;
+      rest -= rows.size();
+    }
+  auto table_of = [&](const std::vector<std::size_t>& rows) {
+    std::vector<float> w, p, r, cost;
+    for (std::size_t i : rows) {
+      w.push_back(wall_s[i]);
+      p.push_back(pred_s[i]);
+      r.push_back(requested_s[i]);
+      if (!weight.empty()) cost.push_back(weight[i]);
+    }
+    return calibrate_request_aware(w, p, r, options, cost);
+  };
+  std::vector<std::size_t> shared;
+  for (std::size_t i = 0; i < wall_s.size(); ++i)
+    if (!own[i] || rest < kMinRequestTableRows) shared.push_back(i);
+  c.request = table_of(shared);
+  // One key holding every row needs no table apart from the shared one.
+  if (c.request_keys.size() == 1 && rest == 0) c.request_keys.clear();
+  for (std::uint32_t key : c.request_keys) c.request_tables.push_back(table_of(rows_of[key]));
 }
 
 SafeTtlCalibration calibrate_safe_ttl(std::span<const float> wall_s, std::span<const float> pred_s,

@@ -19,6 +19,18 @@
 namespace ttlpred {
 
 inline constexpr std::uint32_t kNoGroup = std::numeric_limits<std::uint32_t>::max();
+// Set in a group id (never in kNoGroup) for the rows of a residual model that do not know
+// their group's first history estimate (ResidualBase::falls_back: a production with no
+// outcome yet). Such a row's prediction is a first guess whose errors are several times a
+// warm row's, so those rows form groups of their own and, when there are enough of them,
+// get a request-aware table of their own (synthetic ALICE trace at match time: mean safe TTL
+// 5.74 h calibrated together, 5.64 h apart, at 0.61 % and 0.60 % kills).
+inline constexpr std::uint32_t kFallbackStratum = 1u << 31;
+// The category index of a group id (the stratum bit cleared); kNoGroup stays kNoGroup.
+inline std::uint32_t group_category(std::uint32_t group) {
+  return group == kNoGroup ? kNoGroup : group & ~kFallbackStratum;
+}
+inline bool in_fallback_stratum(std::uint32_t group) { return group != kNoGroup && (group & kFallbackStratum) != 0; }
 
 struct SafeTtlOptions {
   std::size_t min_group_rows = 200;     // fewer -> the group falls back to the global residuals
@@ -28,6 +40,10 @@ struct SafeTtlOptions {
   // Jobs with a requested TTL: the request-aware calibration (model/request_aware_ttl.hpp).
   bool request_aware = true;
   RequestAwareOptions request;
+  // A request-aware table per calibration group with at least kMinRequestTableRows rows (the
+  // others share one), each holding its own kill budget: Mondrian calibration of the
+  // request-aware rule. Off: one table for all groups (per stratum, see kFallbackStratum).
+  bool request_by_group = false;
 };
 
 // Sorted residual order statistics of `n` residuals; values[j] is the residual of 0-based
@@ -51,6 +67,15 @@ struct SafeTtlCalibration {
   std::vector<ResidualQuantiles> group_residuals;  // parallel to group_ids
   // Used for jobs that have a request, when calibrated (empty: the log-ratio margin for all).
   RequestAwareCalibration request;
+  // Tables of their own, by table key (ascending; parallel vectors): the key of a job is its
+  // group id when `request_by_group`, else only its stratum (kFallbackStratum or 0). A job
+  // whose key has none takes `request`. Written only when present, so other files keep
+  // their bytes.
+  bool request_by_group = false;
+  std::vector<std::uint32_t> request_keys;
+  std::vector<RequestAwareCalibration> request_tables;
+  // The request-aware table that answers a job of `group` (`request` when no own table).
+  const RequestAwareCalibration& request_table(std::uint32_t group) const;
 
   bool empty() const { return global.n == 0; }
   // The log-space margin for `group` (kNoGroup or an unknown/small group -> global).
@@ -65,6 +90,16 @@ struct SafeTtlCalibration {
   void write(BinaryWriter& w) const;
   static SafeTtlCalibration read(BinaryReader& r);
 };
+
+// The request-aware tables of `c` from held-out rows that all have a request (the arguments
+// of calibrate_request_aware, and `group`: empty, or one group id per row). Rows are keyed as
+// request_table reads them (by group or by stratum, `by_group`); a key with at least
+// kMinRequestTableRows rows gets a table of its own, and `request` is calibrated on the rest
+// (on every row when the rest are fewer than that, or when no key has a table).
+inline constexpr std::size_t kMinRequestTableRows = 1000;
+void calibrate_request_tables(SafeTtlCalibration& c, std::span<const float> wall_s, std::span<const float> pred_s,
+                              std::span<const float> requested_s, std::span<const std::uint32_t> group, bool by_group,
+                              const RequestAwareOptions& options, std::span<const float> weight = {});
 
 // Calibrates on held-out rows. `group` is empty (no groups) or one id per row (kNoGroup rows
 // count only globally). Throws Error when sizes differ or no row is given.

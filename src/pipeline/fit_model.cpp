@@ -179,18 +179,20 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
     // A kill loses the CPU time the job ran: its run time on all its cores (1 when unknown).
     const auto calib_cores = column_as_float(jobs.num(Field::CpuCores), n_fit, n_train);
     std::vector<float> rw, rp, rr, rcpu;
+    std::vector<std::uint32_t> rg;
     for (std::size_t i = 0; i < calib_rows.size(); ++i)
       if (calib_req[i] > 0) {
         rw.push_back(calib_wall[i]);
         rp.push_back(all_pred[i]);
         rr.push_back(calib_req[i]);
+        if (!group_column.empty()) rg.push_back(groups[i]);
         const float cores = calib_cores[i] >= 1 ? calib_cores[i] : 1.0f;
         rcpu.push_back(std::max(calib_wall[i], static_cast<float>(options.safe_ttl.floor_s)) * cores);
       }
     if (!rw.empty()) {
       RequestAwareOptions ro = options.safe_ttl.request;
       ro.floor_s = options.safe_ttl.floor_s;
-      m.safe_ttl.request = calibrate_request_aware(rw, rp, rr, ro, rcpu);
+      calibrate_request_tables(m.safe_ttl, rw, rp, rr, rg, options.safe_ttl.request_by_group, ro, rcpu);
     }
   }
 

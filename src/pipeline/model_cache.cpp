@@ -60,8 +60,9 @@ std::string fit_settings_json(const FitOptions& o) {
           {"budget", kill_budget_name(r.budget)}}}}},
       {"prediction_time", std::string(prediction_time_name(o.at))},
       {"censored", o.censored}};
-  // Only when on, so that the settings of models cached before the option existed still match.
+  // Only when on, so that the settings of models cached before these options existed still match.
   if (o.residual) j["residual"] = true;
+  if (o.safe_ttl.request_by_group) j["safe_ttl"]["request_by_group"] = true;
   return j.dump();
 }
 

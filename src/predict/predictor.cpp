@@ -149,10 +149,17 @@ void Predictor::predict(std::span<const JobRecord> jobs, const HistoryState& his
   }
   backend_->predict(dense.data(), cats.data(), n, z.data());
   for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t group = group_cat_ < 0 ? kNoGroup : cats[i * cw + static_cast<std::size_t>(group_cat_)];
-    const float offset = model_->target.offset_z(dense.data() + i * dw, cats.data() + i * cw);
-    out[i] = finish(z[i] + offset, jobs[i][Field::RequestedTtl], group);
+    const float* d = dense.data() + i * dw;
+    const std::uint32_t* c = cats.data() + i * cw;
+    const float offset = model_->target.offset_z(d, c);
+    out[i] = finish(z[i] + offset, jobs[i][Field::RequestedTtl], calibration_group(group_cat_, d, c));
   }
+}
+
+std::uint32_t Predictor::calibration_group(int column, const float* dense, const std::uint32_t* cats) const {
+  if (column < 0) return kNoGroup;
+  const std::uint32_t g = cats[static_cast<std::size_t>(column)];
+  return model_->target.residual.falls_back(dense, cats) ? g | kFallbackStratum : g;
 }
 
 std::vector<Prediction> Predictor::predict_rows(const JobTable& table, std::span<const std::size_t> rows,
@@ -169,16 +176,12 @@ std::vector<Prediction> Predictor::predict_rows(const JobTable& table, std::span
   add_offsets(model_->target, batch, 0, z);
   const auto requested = table.num(Field::RequestedTtl);
   std::vector<Prediction> out(rows.size());
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const std::uint32_t group =
-        group_cat_ < 0 ? kNoGroup : batch.cat_row(i)[static_cast<std::size_t>(group_cat_)];
-    out[i] = finish(z[i], requested[rows[i]], group);
-  }
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    out[i] = finish(z[i], requested[rows[i]], calibration_group(group_cat_, batch.dense_row(i), batch.cat_row(i)));
   if (group_ids) {
     const int pos = category_position(group_column, "predict");
     group_ids->resize(rows.size());
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      (*group_ids)[i] = pos < 0 ? kNoGroup : batch.cat_row(i)[static_cast<std::size_t>(pos)];
+    for (std::size_t i = 0; i < rows.size(); ++i) (*group_ids)[i] = calibration_group(pos, batch.dense_row(i), batch.cat_row(i));
   }
   return out;
 }

@@ -75,8 +75,9 @@ class Predictor {
   void predict(std::span<const JobRecord> jobs, const HistoryState& history, std::span<Prediction> out) const;
   // Evaluation path: rows of a table whose history matrix was computed over the same table.
   // With `group_ids`, also returns each row's category index (0 = unknown) in the encoder's
-  // vocabulary of `group_column` (kNoGroup for every row when that is ""): what the safe-TTL
-  // calibration groups by.
+  // vocabulary of `group_column` (kNoGroup for every row when that is ""), with
+  // kFallbackStratum set where a residual model's row falls back: what the safe-TTL
+  // calibration groups by (model/safe_ttl.hpp).
   std::vector<Prediction> predict_rows(const JobTable& table, std::span<const std::size_t> rows,
                                        const HistoryMatrix& history, std::vector<std::uint32_t>* group_ids = nullptr,
                                        const std::string& group_column = "") const;
@@ -113,6 +114,10 @@ class Predictor {
   std::shared_ptr<const engine::Backend> backend_;
   PredictorOptions options_;
   int group_cat_ = -1;
+  // The safe-TTL calibration group of one encoded row whose group column is categorical
+  // column `column` (-1: kNoGroup): its category index, with kFallbackStratum set where the
+  // model's residual base falls back (ResidualBase::falls_back).
+  std::uint32_t calibration_group(int column, const float* dense, const std::uint32_t* cats) const;
 };
 
 // Caps a prediction at the job's request: a job cannot run past its requested TTL.

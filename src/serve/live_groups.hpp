@@ -35,6 +35,7 @@ inline constexpr const char* kOtherGroup = "other";
 // kNoGroup stays kNoGroup (the model is ungrouped).
 inline std::uint32_t live_group_bucket(std::uint32_t group) {
   if (group == kNoGroup) return kNoGroup;
+  group = group_category(group);  // a residual model's fallback stratum is its category's
   return group >= 1 && group <= kMaxNamedGroups ? group : 0;
 }
 

@@ -54,6 +54,16 @@ TEST(ResidualBase, ReadsEachColumnInHoursAndPicksByGroup) {
   EXPECT_NEAR(b.base_hours(no_rate, &g1), 7201.0 / 3600.0, 1e-6);
   const float nothing[3] = {0.0f, 9.0f, 0.0f};
   EXPECT_TRUE(std::isnan(b.base_hours(nothing, &g2)));
+  // The safe TTL calibrates apart the rows that do not take their group's first column: a
+  // fallback or none, but not the rows of a group without a list.
+  EXPECT_EQ(b.source(dense, &g1), 0);
+  EXPECT_EQ(b.source(no_rate, &g1), 1);
+  EXPECT_EQ(b.source(nothing, &g2), -1);
+  EXPECT_FALSE(b.falls_back(dense, &g1));
+  EXPECT_TRUE(b.falls_back(no_rate, &g1));
+  EXPECT_TRUE(b.falls_back(nothing, &g2));
+  EXPECT_FALSE(b.falls_back(nothing, &g3));
+  EXPECT_FALSE(ResidualBase{}.falls_back(nothing, &g1));
   EXPECT_EQ(b.names_by_group(), (std::vector<std::vector<std::string>>{
                                     {}, {"h_rate_x_events_hours", "h_user_log_ewma"}, {"h_user_log_ewma"}, {}}));
 }
