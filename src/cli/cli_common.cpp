@@ -226,7 +226,7 @@ bool parse_residual(const std::string& value) {
 void add_ttl_by_group_option(CLI::App& cmd, bool& value) {
   cmd.add_flag("--ttl-by-group", value,
                "request-aware safe TTL: a table and a kill budget of its own for every calibration group (job type, "
-               "queue) with at least 1000 calibration jobs, the others sharing one; without it one table serves all");
+               "queue) with at least 4000 calibration jobs, the others sharing one; without it one table serves all");
 }
 
 void add_device_option(CLI::App& cmd, std::string& device) {

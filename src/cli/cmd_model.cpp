@@ -56,7 +56,12 @@ nlohmann::json model_info_json(const std::string& path, const ModelFile& m) {
     calib["groups"] = m.safe_ttl.group_ids.size();
     calib["calibration_rows"] = m.safe_ttl.global.n;
     calib["request_aware_alphas"] = m.safe_ttl.request.alphas;
+    // Request-aware tables of their own (model/safe_ttl.hpp): per group, or for the jobs of a
+    // residual model that fall back; 0 when one table serves every job.
+    calib["request_aware_tables"] = m.safe_ttl.request_keys.size();
+    if (!m.safe_ttl.request_keys.empty()) calib["request_aware_tables_by"] = m.safe_ttl.request_by_group ? "group" : "fallback";
   }
+
   calib["int8_activation_ranges"] = !m.int8_calibration.empty();
 
   json training;
@@ -81,6 +86,11 @@ nlohmann::json model_info_json(const std::string& path, const ModelFile& m) {
   out["architecture"] = arch;
   out["target"] = {{"kind", target_kind_name(m.target.kind)}, {"mean", m.target.mean}, {"stddev", m.target.stddev}};
   if (m.target.kind == TargetKind::Power) out["target"]["lambda"] = m.target.lambda;
+  if (!m.target.residual.empty()) {
+    json bases = json::array();
+    for (const auto& c : m.target.residual.columns) bases.push_back(c.name);
+    out["target"]["residual_base_columns"] = bases;  // per group: metrics.residual_base
+  }
   out["calibration"] = calib;
   out["training"] = training;
   out["metrics"] = json_or_text(m.meta.metrics_json);
@@ -109,12 +119,18 @@ void run_model_info(const ModelInfoOptions& o) {
               static_cast<unsigned long long>(a["parameters"].get<std::uint64_t>()));
   std::printf("  target        %s (mean %.4g, stddev %.4g)\n", j["target"]["kind"].get<std::string>().c_str(),
               m.target.mean, m.target.stddev);
+  if (!m.target.residual.empty())
+    std::printf("  residual of   %zu history estimates (metrics.residual_base lists them per group)\n",
+                m.target.residual.columns.size());
   const auto& c = j["calibration"];
   if (c["safe_ttl"].get<bool>())
     std::printf("  safe TTL      calibrated on %llu jobs, groups: %s (%zu), request-aware: %s\n",
                 static_cast<unsigned long long>(c["calibration_rows"].get<std::uint64_t>()),
                 m.safe_ttl.group_column.empty() ? "none" : m.safe_ttl.group_column.c_str(), m.safe_ttl.group_ids.size(),
-                m.safe_ttl.request.empty() ? "no" : "yes");
+                m.safe_ttl.request.empty()            ? "no"
+                : m.safe_ttl.request_keys.empty()     ? "yes"
+                : m.safe_ttl.request_by_group         ? "yes, a table per large group"
+                                                      : "yes, fallback jobs apart");
   else
     std::printf("  safe TTL      not calibrated\n");
   std::printf("  int8 ranges   %s\n", m.int8_calibration.empty() ? "none" : "present (int8-static)");

@@ -17,9 +17,11 @@
 namespace ttlpred {
 namespace {
 
-// 3000 jobs of group 1 predicted within 10 % (log-normal sigma 0.1), 3000 of group 2 within
+// kBig jobs of group 1 predicted within 10 % (log-normal sigma 0.1), kBig of group 2 within
 // a factor of 2 (sigma 0.7), and 300 of group 3 (sigma 0.3): every prediction a fifth of
-// the request, so that all fall in the same bins of p / R.
+// the request, so that all fall in the same bins of p / R. Groups 1 and 2 are large enough
+// for tables of their own, group 3 is not.
+constexpr std::size_t kBig = kMinRequestTableRows + 500, kAll = 2 * kBig + 300;
 struct Grouped {
   test::Jobs jobs;
   std::vector<std::uint32_t> group;
@@ -28,13 +30,13 @@ struct Grouped {
 Grouped grouped_jobs(std::uint32_t stratum_bit_for_group_2 = 0) {
   Grouped g;
   const double sigma[] = {0.0, 0.1, 0.7, 0.3};
-  g.jobs = test::draw_jobs(6300, 11, [&](std::size_t i, double req, auto&, auto& n01) {
-    const std::size_t k = i < 3000 ? 1 : i < 6000 ? 2 : 3;
+  g.jobs = test::draw_jobs(kAll, 11, [&](std::size_t i, double req, auto&, auto& n01) {
+    const std::size_t k = i < kBig ? 1 : i < 2 * kBig ? 2 : 3;
     const double pred = req / 5;
     return std::pair{pred, pred * std::exp(sigma[k] * n01())};
   });
-  for (std::size_t i = 0; i < 6300; ++i)
-    g.group.push_back(i < 3000 ? 1u : i < 6000 ? (2u | stratum_bit_for_group_2) : 3u);
+  for (std::size_t i = 0; i < kAll; ++i)
+    g.group.push_back(i < kBig ? 1u : i < 2 * kBig ? (2u | stratum_bit_for_group_2) : 3u);
   return g;
 }
 
@@ -50,7 +52,7 @@ TEST(RequestTables, ByGroupEachLargeGroupHasItsOwnTableAndBudget) {
   const RequestAwareOptions o;
   SafeTtlCalibration c;
   calibrate_request_tables(c, g.jobs.wall, g.jobs.pred, g.jobs.req, g.group, true, o);
-  // Groups 1 and 2 hold 3000 rows each; group 3's 300 are the shared table's.
+  // Groups 1 and 2 have tables of their own; group 3's 300 rows are the shared table's.
   EXPECT_EQ(c.request_keys, (std::vector<std::uint32_t>{1, 2}));
   ASSERT_EQ(c.request_tables.size(), 2u);
   for (std::uint32_t k : {1u, 2u}) {
