@@ -11,6 +11,10 @@ namespace ttlpred {
 namespace {
 constexpr std::uint32_t kMaxBaseColumns = 4096;
 constexpr std::uint64_t kMaxGroups = 1u << 24;
+
+std::size_t group_of(const ResidualBase& b, const std::uint32_t* cats) {
+  return b.group_cat < 0 ? 0 : cats[static_cast<std::size_t>(b.group_cat)];
+}
 }  // namespace
 
 double BaseColumn::hours(const float* dense_row) const {
@@ -20,12 +24,6 @@ double BaseColumn::hours(const float* dense_row) const {
   if (scale == BaseScale::Log1pSeconds) return std::expm1(std::clamp(raw, 0.0, 30.0)) / 3600.0;
   return std::max(raw, 0.0);
 }
-
-namespace {
-std::size_t group_of(const ResidualBase& b, const std::uint32_t* cats) {
-  return b.group_cat < 0 ? 0 : cats[static_cast<std::size_t>(b.group_cat)];
-}
-}  // namespace
 
 int ResidualBase::source(const float* dense, const std::uint32_t* cats) const {
   if (columns.empty()) return -1;
