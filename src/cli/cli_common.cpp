@@ -194,34 +194,35 @@ PredictionTime parse_prediction_time(const std::string& at, PredictionTime fallb
   return *t;
 }
 
-void add_censored_option(CLI::App& cmd, std::string& value) {
-  cmd.add_option("--censored", value,
-                 "on: jobs killed at their limit (status ERROR_E or TIMEOUT, or a run time of at least 99 % of the "
-                 "request) train as lower bounds, penalized only below their recorded run time; off: as exact run times")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
+namespace {
+// An option that takes on or off, and its reading; the parse names the option it refuses.
+void add_on_off_option(CLI::App& cmd, const std::string& name, std::string& value, const std::string& help) {
+  cmd.add_option(name, value, help)->check(CLI::IsMember({"on", "off"}))->capture_default_str();
 }
-
-bool parse_censored(const std::string& value) {
+bool parse_on_off(const std::string& name, const std::string& value) {
   if (value == "on") return true;
   if (value == "off") return false;
-  throw Error("--censored: '" + value + "' is neither on nor off");
+  throw Error(name + ": '" + value + "' is neither on nor off");
 }
+}  // namespace
+
+void add_censored_option(CLI::App& cmd, std::string& value) {
+  add_on_off_option(cmd, "--censored", value,
+                    "on: jobs killed at their limit (status ERROR_E or TIMEOUT, or a run time of at least 99 % of the "
+                    "request) train as lower bounds, penalized only below their recorded run time; off: as exact run "
+                    "times");
+}
+
+bool parse_censored(const std::string& value) { return parse_on_off("--censored", value); }
 
 void add_residual_option(CLI::App& cmd, std::string& value) {
-  cmd.add_option("--residual", value,
-                 "on: the network learns each job's distance from one of its history estimates (a work rate times "
-                 "its work, a recent mean run time ...), the estimate chosen per job type on the training rows; off: "
-                 "the run time itself")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
+  add_on_off_option(cmd, "--residual", value,
+                    "on: the network learns each job's distance from one of its history estimates (a work rate times "
+                    "its work, a recent mean run time ...), the estimate chosen per job type on the training rows; "
+                    "off: the run time itself");
 }
 
-bool parse_residual(const std::string& value) {
-  if (value == "on") return true;
-  if (value == "off") return false;
-  throw Error("--residual: '" + value + "' is neither on nor off");
-}
+bool parse_residual(const std::string& value) { return parse_on_off("--residual", value); }
 
 void add_ttl_by_group_option(CLI::App& cmd, bool& value) {
   cmd.add_flag("--ttl-by-group", value,

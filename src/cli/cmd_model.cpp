@@ -61,7 +61,6 @@ nlohmann::json model_info_json(const std::string& path, const ModelFile& m) {
     calib["request_aware_tables"] = m.safe_ttl.request_keys.size();
     if (!m.safe_ttl.request_keys.empty()) calib["request_aware_tables_by"] = m.safe_ttl.request_by_group ? "group" : "fallback";
   }
-
   calib["int8_activation_ranges"] = !m.int8_calibration.empty();
 
   json training;

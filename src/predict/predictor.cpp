@@ -181,7 +181,8 @@ std::vector<Prediction> Predictor::predict_rows(const JobTable& table, std::span
   if (group_ids) {
     const int pos = category_position(group_column, "predict");
     group_ids->resize(rows.size());
-    for (std::size_t i = 0; i < rows.size(); ++i) (*group_ids)[i] = calibration_group(pos, batch.dense_row(i), batch.cat_row(i));
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      (*group_ids)[i] = pos == group_cat_ ? out[i].group : calibration_group(pos, batch.dense_row(i), batch.cat_row(i));
   }
   return out;
 }
