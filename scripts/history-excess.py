@@ -63,12 +63,18 @@ def replay(t, at):
     return n_at, est
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def trace_and_per_job_args(doc):
+    """TRACE PER_JOB [--at match|submit], the arguments of this script and of
+    scripts/cold-start-floor.py."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("trace")
     ap.add_argument("per_job")
     ap.add_argument("--at", choices=["match", "submit"], default="match")
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main():
+    a = trace_and_per_job_args(__doc__)
     cols = ["job_id", "submit_time", "wait_s", "wall_s", "job_type", "production_tag", "events", "input_bytes",
             "input_files", "host_speed", "expected_wall_s"]
     t = pd.read_csv(a.trace, usecols=cols)

@@ -83,6 +83,7 @@ bool apply_options(const py::dict& options, FitOptions& fit) {
       {"ttl-max-exponent", [&](const py::handle& v) { fit.safe_ttl.request.max_exponent = v.cast<double>(); }},
       {"request-aware-ttl", [&](const py::handle& v) { fit.safe_ttl.request_aware = v.cast<bool>(); }},
       {"residual", [&](const py::handle& v) { fit.residual = v.cast<bool>(); }},
+      {"request-key", [&](const py::handle& v) { fit.request_key = v.cast<bool>(); }},
       {"ttl-by-group", [&](const py::handle& v) { fit.safe_ttl.request_by_group = v.cast<bool>(); }},
       {"quiet", [&](const py::handle& v) { quiet = v.cast<bool>(); }},
   };

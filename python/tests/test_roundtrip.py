@@ -91,10 +91,12 @@ def test_python_training_equals_cli_training(alice_csv, alice_model, workdir):
 
 
 def test_python_residual_training_equals_cli(alice_csv, workdir):
-    """residual=True is `train --residual on`: the same network, base and answers."""
+    """residual=True, request_key=True is `train --residual on --request-key on`: the same
+    network, base and answers."""
     ours, theirs = workdir / "residual-python.ttlp", workdir / "residual-cli.ttlp"
-    ttlpred.train(ttlpred.read_trace(alice_csv), ours, split=0.8, residual=True, **TRAIN_OPTIONS)
-    cli("train", "--data", alice_csv, "--out", theirs, "--split", 0.8, "--residual", "on", *TRAIN_ARGS)
+    ttlpred.train(ttlpred.read_trace(alice_csv), ours, split=0.8, residual=True, request_key=True, **TRAIN_OPTIONS)
+    cli("train", "--data", alice_csv, "--out", theirs, "--split", 0.8, "--residual", "on", "--request-key", "on",
+        *TRAIN_ARGS)
     a, b = ttlpred.Predictor(ours), ttlpred.Predictor(theirs)
     assert a.metadata()["metrics"]["residual_base"] == b.metadata()["metrics"]["residual_base"] != {}
     np.testing.assert_array_equal(a.predict(alice_csv)["expected_wall_s"], b.predict(alice_csv)["expected_wall_s"])

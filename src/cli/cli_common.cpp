@@ -224,6 +224,15 @@ void add_residual_option(CLI::App& cmd, std::string& value) {
 
 bool parse_residual(const std::string& value) { return parse_on_off("--residual", value); }
 
+void add_request_key_option(CLI::App& cmd, std::string& value) {
+  add_on_off_option(cmd, "--request-key", value,
+                    "on: one more history key, the user and the requested TTL together, so that the first jobs of a "
+                    "new production find the earlier ones given the same TTL (pays on large ALICE-like traces at "
+                    "match time); off: without it");
+}
+
+bool parse_request_key(const std::string& value) { return parse_on_off("--request-key", value); }
+
 void add_ttl_by_group_option(CLI::App& cmd, bool& value) {
   cmd.add_flag("--ttl-by-group", value,
                "request-aware safe TTL: a table and a kill budget of its own for every calibration group (job type, "

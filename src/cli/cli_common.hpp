@@ -81,6 +81,12 @@ void add_residual_option(CLI::App& cmd, std::string& value);
 inline constexpr const char* kDefaultResidual = "off";
 bool parse_residual(const std::string& value);
 
+// --request-key on|off: the history key (user, requested TTL) (pipeline/fit_model.hpp,
+// FitOptions::request_key). Stored as "on"/"off" in `value`.
+void add_request_key_option(CLI::App& cmd, std::string& value);
+inline constexpr const char* kDefaultRequestKey = "off";
+bool parse_request_key(const std::string& value);
+
 // --ttl-by-group: a request-aware safe-TTL table per calibration group (SafeTtlOptions::request_by_group).
 void add_ttl_by_group_option(CLI::App& cmd, bool& value);
 

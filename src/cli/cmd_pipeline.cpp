@@ -38,7 +38,8 @@ struct PipelineOptions {
   std::uint32_t epochs = 0;  // 0: the trainer's default
   std::uint32_t finetune_epochs = 0;  // 0: set_finetune_defaults'
   bool summary_only = false, finetune = true;
-  std::string at = "submit", censored = kDefaultCensored, residual = kDefaultResidual;
+  std::string at = "submit", censored = kDefaultCensored, residual = kDefaultResidual,
+              request_key = kDefaultRequestKey;
 };
 
 struct Clock {
@@ -159,6 +160,7 @@ void run_pipeline(const PipelineOptions& o) {
   fit_options.at = parse_prediction_time(o.at, PredictionTime::Submit);
   fit_options.censored = parse_censored(o.censored);
   fit_options.residual = parse_residual(o.residual);
+  fit_options.request_key = parse_request_key(o.request_key);
   FitReport fit;
   ModelFile model = fit_model(split, fit_options, stderr_progress(), &fit);
   model.provenance.trace_format = "csv";  // the generated trace; the fine-tunes inherit it
@@ -299,6 +301,7 @@ void add_pipeline_command(CLI::App& app) {
   add_prediction_time_option(*cmd, o->at, "when the model predicts: submit or match (train --at)");
   add_censored_option(*cmd, o->censored);
   add_residual_option(*cmd, o->residual);
+  add_request_key_option(*cmd, o->request_key);
   cmd->callback([o] { run_pipeline(*o); });
 }
 

@@ -44,8 +44,13 @@ enum class HistoryKey : std::uint8_t {
   ProductionTag,
   MasterJob,       // master_job_id (a number)
   JobTypePackage,  // job_type and package together: a kind of work at one software version
+  // user and requested TTL together: where a request is set per kind of work (a production's
+  // TTL, sized from its cost), the first job of a new production finds its earlier
+  // look-alikes. Opt-in (pipeline/fit_model.hpp, FitOptions::request_key): it pays on a large
+  // ALICE-like trace at match time and not on small or SWF traces (docs/features.md).
+  UserRequest,
 };
-inline constexpr std::size_t kNumHistoryKeys = 9;
+inline constexpr std::size_t kNumHistoryKeys = 10;
 std::string_view history_key_name(HistoryKey k);
 
 // When a job is predicted, which decides what its history may see.
@@ -139,7 +144,8 @@ struct HistoryConfig {
 
   // Every key whose column(s) have values in `t` (All always), ratio stats when `t` has
   // requested TTLs, work-rate stats for each work field with a value > 0 in `t` (per host
-  // speed when `t` has host speeds). This is the default feature set for a trace.
+  // speed when `t` has host speeds). This is the default feature set for a trace, except that
+  // training drops UserRequest unless asked for it (FitOptions::request_key).
   static HistoryConfig for_table(const JobTable& t, std::uint32_t last_k = 5, double ewma_alpha = 0.3);
 
   bool running_stats() const { return at == PredictionTime::Match; }

@@ -41,6 +41,9 @@ class TableKeys {
     if (type != kMissingCode || package != kMissingCode)
       set(out, HistoryKey::JobTypePackage, type == kMissingCode ? empty_ : type_[type],
           package == kMissingCode ? empty_ : package_[package]);
+    const auto user = t_.codes(Field::User)[row];
+    const double request = t_.num(Field::RequestedTtl)[row];
+    if (user != kMissingCode && request > 0) set(out, HistoryKey::UserRequest, single_[0][user], keyhash::of_number(request));
     return out;
   }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "features/encoder.hpp"
 #include "learn/duration.hpp"
 #include "learn/window_table.hpp"
 #include "pipeline/evaluate.hpp"
@@ -103,8 +104,12 @@ RetrainResult retrain(const JobTable& outcomes, const ModelFile& current, const 
     fit.group_column = current.safe_ttl.group_column;
   } else {
     // A candidate from scratch learns what the current model learns: its run time, or its
-    // distance from a history estimate (a fine-tune keeps the starting model's base).
+    // distance from a history estimate (a fine-tune keeps the starting model's base), from
+    // the same history keys at the same prediction time (or a service could not swap it in).
     fit.residual = !current.target.residual.empty();
+    const HistoryConfig history = FeatureEncoder::from_bytes(current.encoder, "the current model's encoder").history_config();
+    fit.at = history.at;
+    fit.request_key = std::find(history.keys.begin(), history.keys.end(), HistoryKey::UserRequest) != history.keys.end();
     if (o.keep_hidden && current.mlp.layers.size() > 1) {
       fit.train.hidden.clear();
       for (std::size_t i = 0; i + 1 < current.mlp.layers.size(); ++i) fit.train.hidden.push_back(current.mlp.layers[i].out);

@@ -112,6 +112,7 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
       options.init ? FeatureEncoder::from_bytes(options.init->encoder, "the starting model's encoder") : FeatureEncoder{};
   const HistoryConfig hcfg = options.init ? start_encoder.history_config() : [&] {
     HistoryConfig c = HistoryConfig::for_table(jobs);
+    if (!options.request_key) std::erase(c.keys, HistoryKey::UserRequest);
     c.at = options.at;
     return c;
   }();

@@ -44,6 +44,11 @@ struct FitOptions {
   // one of its history estimates (pipeline/history_estimates.hpp), chosen per job type (the
   // safe TTL's "auto" group column) on the training rows. A fine-tune keeps its model's.
   bool residual = false;
+  // The history key (user, requested TTL) (features/history.hpp, UserRequest): on the 1 M
+  // ALICE-like trace at match time it lowered the RMSE (1.031 -> 1.018 h, residual models
+  // 0.955 -> 0.942 h), on the 50 000-job traces and KTH-SP2 it raised it at most backtest
+  // splits (docs/ACCURACY.md, "A key for look-alike jobs"). A fine-tune keeps its model's keys.
+  bool request_key = false;
 };
 
 // Fine-tuning settings (a short run at a low learning rate from the starting weights, without

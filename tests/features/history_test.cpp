@@ -183,12 +183,43 @@ TEST(History, HandComputedWorkRates) {
   EXPECT_TRUE(test::same_bits(out.data(), m.row(5), c.width()));
 }
 
+TEST(History, UserRequestKeyJoinsOnlyTheSameUserAndRequest) {
+  JobTable t;
+  add(t, 0, 0, 10, "u1", 100);     // 0: finishes at 10
+  add(t, 0, 0, 20, "u1", 200);     // 1: finishes at 20
+  add(t, 0, 0, 30, "u2", 100);     // 2: another user, the same request
+  add(t, 100, 0, 5, "u1", 100);    // 3: sees 0 only
+  add(t, 100, 0, 5, "u1", 200);    // 4: sees 1 only
+  add(t, 100, 0, 5, "u1", kNaN);   // 5: no request, no key: an empty history
+  add(t, 100, 0, 5, "u1", 100.4);  // 6: the request's integer seconds, like master job ids
+  HistoryConfig c = hand_config();
+  c.keys = {HistoryKey::User, HistoryKey::UserRequest};
+  const HistoryMatrix m = compute_history(t, c);
+  ASSERT_EQ(m.width, 2 * kStats);
+  EXPECT_EQ(stat(m, 3, 0, HistoryStat::LogCount), f(std::log1p(2.0)));  // the user: 0 and 1
+  EXPECT_EQ(stat(m, 3, 1, HistoryStat::LogCount), f(std::log1p(1.0)));
+  EXPECT_EQ(stat(m, 3, 1, HistoryStat::LogLast), f(std::log1p(10.0)));
+  EXPECT_EQ(stat(m, 4, 1, HistoryStat::LogCount), f(std::log1p(1.0)));
+  EXPECT_EQ(stat(m, 4, 1, HistoryStat::LogLast), f(std::log1p(20.0)));
+  EXPECT_EQ(stat(m, 5, 1, HistoryStat::LogCount), 0.0f);
+  EXPECT_TRUE(std::isnan(stat(m, 5, 1, HistoryStat::LogLast)));
+  EXPECT_EQ(stat(m, 6, 1, HistoryStat::LogLast), f(std::log1p(10.0)));
+  // The table supports the key (training adds it on request: FitOptions::request_key); a
+  // table without requests does not.
+  EXPECT_EQ(HistoryConfig::for_table(t).keys, (std::vector<HistoryKey>{HistoryKey::All, HistoryKey::User,
+                                                                       HistoryKey::UserRequest}));
+  JobTable no_requests;
+  add(no_requests, 0, 0, 10, "u1", kNaN);
+  EXPECT_EQ(HistoryConfig::for_table(no_requests).keys, (std::vector<HistoryKey>{HistoryKey::All, HistoryKey::User}));
+}
+
 TEST(History, ConfigFollowsTheTableColumns) {
   const JobTable t = test::random_feature_table(100, 1);
   const HistoryConfig c = HistoryConfig::for_table(t);
   // The table has user, queue, master job, job type + package; no group, partition, ...
   EXPECT_EQ(c.keys, (std::vector<HistoryKey>{HistoryKey::All, HistoryKey::User, HistoryKey::Queue,
-                                             HistoryKey::MasterJob, HistoryKey::JobTypePackage}));
+                                             HistoryKey::MasterJob, HistoryKey::JobTypePackage,
+                                             HistoryKey::UserRequest}));
   EXPECT_TRUE(c.ratio_stats);
   EXPECT_EQ(c.work_fields, (std::vector<Field>{Field::Events, Field::InputBytes, Field::InputFiles}));
   EXPECT_TRUE(c.work_per_speed);
@@ -198,7 +229,7 @@ TEST(History, ConfigFollowsTheTableColumns) {
   EXPECT_EQ(names[0], "h_all_log_count");
   EXPECT_EQ(names[kStats + 6 + 1], "h_user_log_mean_k");
   EXPECT_EQ(names[kStats + 6 + kStats], "h_user_log_rate_x_events");
-  EXPECT_EQ(names.back(), "h_type_package_rate_x_input_files_hours");
+  EXPECT_EQ(names.back(), "h_user_request_rate_x_input_files_hours");
 
   // A table without work columns (SWF) gets no work statistics.
   JobTable swf = hand_table();

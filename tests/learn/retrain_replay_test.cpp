@@ -3,9 +3,11 @@
 // docs/synthetic-trace.md), with tiny networks so that the whole file runs in seconds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
+#include "features/encoder.hpp"
 #include "learn/replay.hpp"
 #include "learn/retrain.hpp"
 #include "pipeline/evaluate.hpp"
@@ -92,18 +94,32 @@ TEST(Retrain, FineTuneOnDriftedOutcomesBeatsTheCurrentModelOnTheHoldout) {
 TEST(Retrain, ACandidateFromScratchLearnsWhatTheCurrentModelLearns) {
   // A residual model's scratch candidate is residual too (its own base, chosen on the window),
   // and a plain model's stays plain: the retrain does not change the kind of target it serves.
+  // Its history keys and prediction time are the current model's, so a service can swap it in.
   FitOptions f;
   tiny(f.train);
   f.train.max_epochs = 2;
   f.residual = true;
+  f.request_key = true;
+  f.at = PredictionTime::Match;
   const ModelFile residual = fit_model(chronological_split(drift_trace(), 0.4), f, {});
   ASSERT_FALSE(residual.target.residual.empty());
+  const auto history_of = [](const ModelFile& m) { return FeatureEncoder::from_bytes(m.encoder, "test").history_config(); };
+  const HistoryConfig trained = history_of(residual);
+  ASSERT_EQ(trained.keys.back(), HistoryKey::UserRequest);
+  ASSERT_EQ(trained.at, PredictionTime::Match);
   RetrainOptions o = retrain_defaults(RetrainStart::Scratch);
   o.window_s = 0;
   tiny(o.fit.train);
   o.fit.train.max_epochs = 2;
-  EXPECT_FALSE(retrain(drift_trace(), residual, o).model.target.residual.empty());
-  EXPECT_TRUE(retrain(drift_trace(), current_model(), o).model.target.residual.empty());
+  const RetrainResult r = retrain(drift_trace(), residual, o);
+  EXPECT_FALSE(r.model.target.residual.empty());
+  EXPECT_EQ(history_of(r.model), trained);
+  EXPECT_EQ(r.reason.find("history features differ"), std::string::npos) << r.reason;
+  const ModelFile plain = retrain(drift_trace(), current_model(), o).model;
+  EXPECT_TRUE(plain.target.residual.empty());
+  EXPECT_EQ(history_of(plain), history_of(current_model()));
+  const auto& plain_keys = history_of(plain).keys;
+  EXPECT_EQ(std::find(plain_keys.begin(), plain_keys.end(), HistoryKey::UserRequest), plain_keys.end());
 }
 
 TEST(Retrain, TooFewOutcomesIsAClearError) {

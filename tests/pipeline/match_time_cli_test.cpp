@@ -1,15 +1,18 @@
-// `train --at match`, `--censored on` and `--residual on` as scripts call them: the model
-// records its prediction time (and a residual model the history estimates its output is
-// relative to), `eval` and `predict` default to it and print the same answer for every
-// scored job, a match-time model is refused at submit time, a fine-tune keeps a residual
-// model's base, and a bad value names its option.
+// `train --at match`, `--censored on`, `--residual on` and `--request-key on` as scripts
+// call them: the model records its prediction time (a residual model the history estimates
+// its output is relative to, a request-key model its extra history key), `eval` and
+// `predict` default to it and print the same answer for every scored job, a match-time
+// model is refused at submit time, a fine-tune keeps a residual model's base, and a bad
+// value names its option.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "features/encoder.hpp"
 #include "model/model_file.hpp"
 #include "test_support.hpp"
 
@@ -87,6 +90,8 @@ TEST(MatchTimeCommand, AResidualModelIsScoredAndPredictedThroughItsBase) {
   if (!train_at_match(t, "--residual on")) GTEST_SKIP() << "build the ttlpred target to run this test";
   const ModelFile m = load_model_file(t.dir + "/m.ttlp");
   ASSERT_FALSE(m.target.residual.empty());
+  const auto keys = FeatureEncoder::from_bytes(m.encoder, "test").history_config().keys;
+  EXPECT_EQ(std::find(keys.begin(), keys.end(), HistoryKey::UserRequest), keys.end());  // --request-key is off
   EXPECT_EQ(m.target.residual.group_cat, 1);  // the job type, the safe TTL's "auto" group column
   std::string out;
   ASSERT_EQ(test::run_cli("model info " + t.model + " --json", &out), 0) << out;
@@ -109,6 +114,18 @@ TEST(MatchTimeCommand, AResidualModelIsScoredAndPredictedThroughItsBase) {
 
   EXPECT_NE(test::run_cli("train --data " + t.trace + " --residual yes --out '" + t.dir + "/x.ttlp'", &out), 0);
   EXPECT_NE(out.find("--residual"), std::string::npos) << out;
+}
+
+TEST(MatchTimeCommand, ARequestKeyModelReadsTheUserAndRequestHistory) {
+  Trained t;
+  if (!train_at_match(t, "--request-key on")) GTEST_SKIP() << "build the ttlpred target to run this test";
+  const HistoryConfig h = FeatureEncoder::from_bytes(load_model_file(t.dir + "/m.ttlp").encoder, "test").history_config();
+  EXPECT_EQ(h.keys.back(), HistoryKey::UserRequest);
+  EXPECT_EQ(h.at, PredictionTime::Match);
+  eval_agrees_with_predict(t);
+  std::string out;
+  EXPECT_NE(test::run_cli("train --data " + t.trace + " --request-key 1 --out '" + t.dir + "/x.ttlp'", &out), 0);
+  EXPECT_NE(out.find("--request-key"), std::string::npos) << out;
 }
 
 }  // namespace
