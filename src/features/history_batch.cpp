@@ -43,7 +43,8 @@ class TableKeys {
           package == kMissingCode ? empty_ : package_[package]);
     const auto user = t_.codes(Field::User)[row];
     const double request = t_.num(Field::RequestedTtl)[row];
-    if (user != kMissingCode && request > 0) set(out, HistoryKey::UserRequest, single_[0][user], keyhash::of_number(request));
+    if (user != kMissingCode && request > 0)
+      set(out, HistoryKey::UserRequest, single_[kUserSingle][user], keyhash::of_number(request));
     return out;
   }
 
@@ -56,6 +57,9 @@ class TableKeys {
       {HistoryKey::Executable, Field::Executable},
       {HistoryKey::ProductionTag, Field::ProductionTag},
   }};
+  // The user's cached value hashes, which the (user, request) key reuses.
+  static constexpr std::size_t kUserSingle = 0;
+  static_assert(kSingles[kUserSingle].second == Field::User);
 
   void hash_dictionary(Field f, std::vector<std::uint64_t>& out) const {
     const auto& values = t_.dict(f).values();
