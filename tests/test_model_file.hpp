@@ -24,10 +24,11 @@ inline const std::vector<std::string>& test_users() {
 }
 
 // `keys` picks the history keys: a model with other keys cannot take over a running state.
-// `at`: the prediction time its history configuration is made for.
+// `at`: the prediction time its history configuration is made for. `censored_rates` (match
+// time only): events as the work field, its rates with the running jobs as lower bounds.
 inline void write_test_model(const std::string& path, unsigned seed,
                              std::vector<HistoryKey> keys = {HistoryKey::All, HistoryKey::User},
-                             PredictionTime at = PredictionTime::Submit) {
+                             PredictionTime at = PredictionTime::Submit, bool censored_rates = false) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   const std::vector<std::string> types = {"MC", "USER", "MERGE"};
@@ -43,12 +44,15 @@ inline void write_test_model(const std::string& path, unsigned seed,
     r[Field::RequestedTtl] = std::floor(3600 + u(rng) * 80000);
     r[Field::WaitTime] = 30;
     r[Field::WallTime] = std::floor(60 + u(rng) * 20000);
+    if (censored_rates) r[Field::Events] = std::floor(r[Field::WallTime] / static_cast<double>(8 + i % 5));  // 8-12 s an event
     t.append(r);
   }
   HistoryConfig cfg;
   cfg.keys = std::move(keys);
   cfg.ratio_stats = true;
   cfg.at = at;
+  if (censored_rates) cfg.work_fields = {Field::Events};
+  cfg.censored_rates = censored_rates;
   const HistoryMatrix hm = compute_history(t, cfg);
   std::vector<std::size_t> rows(t.rows());
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;

@@ -21,6 +21,7 @@
 #include "cli/eval_report.hpp"
 #include "engine/isa.hpp"
 #include "engine/variant.hpp"
+#include "features/history.hpp"
 #include "model/model_file.hpp"
 #include "model/target_transform.hpp"
 #include "pipeline/evaluate.hpp"
@@ -84,6 +85,13 @@ bool apply_options(const py::dict& options, FitOptions& fit) {
       {"request-aware-ttl", [&](const py::handle& v) { fit.safe_ttl.request_aware = v.cast<bool>(); }},
       {"residual", [&](const py::handle& v) { fit.residual = v.cast<bool>(); }},
       {"request-key", [&](const py::handle& v) { fit.request_key = v.cast<bool>(); }},
+      {"censored-rates", [&](const py::handle& v) { fit.censored_rates = v.cast<bool>(); }},
+      {"at", [&](const py::handle& v) {
+         const std::string name = v.cast<std::string>();
+         const auto at = prediction_time_by_name(name);
+         if (!at) throw Error("training option 'at': '" + name + "' is neither 'submit' nor 'match'");
+         fit.at = *at;
+       }},
       {"ttl-by-group", [&](const py::handle& v) { fit.safe_ttl.request_by_group = v.cast<bool>(); }},
       {"quiet", [&](const py::handle& v) { quiet = v.cast<bool>(); }},
   };

@@ -102,6 +102,23 @@ def test_python_residual_training_equals_cli(alice_csv, workdir):
     np.testing.assert_array_equal(a.predict(alice_csv)["expected_wall_s"], b.predict(alice_csv)["expected_wall_s"])
 
 
+def test_python_match_time_censored_rates_equal_cli(alice_csv, workdir):
+    """at="match", censored_rates=True is `train --at match --censored-rates on`: the same
+    network, base and answers, and predictions at match time."""
+    ours, theirs = workdir / "censored-python.ttlp", workdir / "censored-cli.ttlp"
+    ttlpred.train(ttlpred.read_trace(alice_csv), ours, split=0.8, at="match", residual=True, censored_rates=True,
+                  **TRAIN_OPTIONS)
+    cli("train", "--data", alice_csv, "--out", theirs, "--split", 0.8, "--at", "match", "--residual", "on",
+        "--censored-rates", "on", *TRAIN_ARGS)
+    a, b = ttlpred.Predictor(ours), ttlpred.Predictor(theirs)
+    assert a.metadata()["metrics"]["prediction_time"] == "match"
+    assert a.metadata()["metrics"]["residual_base"] == b.metadata()["metrics"]["residual_base"]
+    np.testing.assert_array_equal(a.predict(alice_csv)["expected_wall_s"], b.predict(alice_csv)["expected_wall_s"])
+    with pytest.raises(Exception, match="match time"):
+        ttlpred.train(ttlpred.read_trace(alice_csv), workdir / "x.ttlp", split=0.8, censored_rates=True,
+                      **TRAIN_OPTIONS)
+
+
 def test_metadata_names_the_training(alice_model):
     meta = ttlpred.Predictor(alice_model).metadata()
     assert meta["provenance"]["trace_format"] == "csv"

@@ -75,6 +75,7 @@ void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o) {
   add_censored_option(cmd, o.censored);
   add_residual_option(cmd, o.residual);
   add_request_key_option(cmd, o.request_key);
+  add_censored_rates_option(cmd, o.censored_rates);
   add_ttl_by_group_option(cmd, o.ttl_by_group);
   add_bound_options(cmd, o.bounds);
   cmd.add_option("--models-dir", o.models_dir,
@@ -103,6 +104,7 @@ Backtest run_backtest(const JobTable& trace, const BacktestCliOptions& o, const 
   b.fit.censored = parse_censored(o.censored);
   b.fit.residual = parse_residual(o.residual);
   b.fit.request_key = parse_request_key(o.request_key);
+  b.fit.censored_rates = parse_censored_rates(o.censored_rates);
   b.fit.safe_ttl.request_by_group = o.ttl_by_group;
   b.models_dir = o.models_dir;
   b.predictor.max_ttl_s = o.bounds.max_ttl_s;

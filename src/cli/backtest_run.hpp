@@ -18,7 +18,7 @@ struct BacktestCliOptions {
               methods = "static,rolling,aci,aci-capped,multi-aci,mondrian", method = "aci-capped", key = "user", out, models_dir;
   std::string kill_budget = "count";
   std::string at = "submit", censored = kDefaultCensored, residual = kDefaultResidual,
-              request_key = kDefaultRequestKey;
+              request_key = kDefaultRequestKey, censored_rates = kDefaultCensoredRates;
   bool ttl_by_group = false;
   double alpha = 0.01, window_days = 7;
   OnlineCalibrationOptions online;

@@ -233,6 +233,15 @@ void add_request_key_option(CLI::App& cmd, std::string& value) {
 
 bool parse_request_key(const std::string& value) { return parse_on_off("--request-key", value); }
 
+void add_censored_rates_option(CLI::App& cmd, std::string& value) {
+  add_on_off_option(cmd, "--censored-rates", value,
+                    "on (needs --at match): per history key and work field, the work rate with the key's running jobs "
+                    "as lower bounds (their elapsed times), so that a young production's first, shortest outcomes do "
+                    "not set its rate alone; off: without it");
+}
+
+bool parse_censored_rates(const std::string& value) { return parse_on_off("--censored-rates", value); }
+
 void add_ttl_by_group_option(CLI::App& cmd, bool& value) {
   cmd.add_flag("--ttl-by-group", value,
                "request-aware safe TTL: a table and a kill budget of its own for every calibration group (job type, "

@@ -87,6 +87,12 @@ void add_request_key_option(CLI::App& cmd, std::string& value);
 inline constexpr const char* kDefaultRequestKey = "off";
 bool parse_request_key(const std::string& value);
 
+// --censored-rates on|off: censored work-rate statistics at match time (pipeline/fit_model.hpp,
+// FitOptions::censored_rates). Stored as "on"/"off" in `value`.
+void add_censored_rates_option(CLI::App& cmd, std::string& value);
+inline constexpr const char* kDefaultCensoredRates = "off";
+bool parse_censored_rates(const std::string& value);
+
 // --ttl-by-group: a request-aware safe-TTL table per calibration group (SafeTtlOptions::request_by_group).
 void add_ttl_by_group_option(CLI::App& cmd, bool& value);
 

@@ -39,7 +39,7 @@ struct PipelineOptions {
   std::uint32_t finetune_epochs = 0;  // 0: set_finetune_defaults'
   bool summary_only = false, finetune = true;
   std::string at = "submit", censored = kDefaultCensored, residual = kDefaultResidual,
-              request_key = kDefaultRequestKey;
+              request_key = kDefaultRequestKey, censored_rates = kDefaultCensoredRates;
 };
 
 struct Clock {
@@ -161,6 +161,7 @@ void run_pipeline(const PipelineOptions& o) {
   fit_options.censored = parse_censored(o.censored);
   fit_options.residual = parse_residual(o.residual);
   fit_options.request_key = parse_request_key(o.request_key);
+  fit_options.censored_rates = parse_censored_rates(o.censored_rates);
   FitReport fit;
   ModelFile model = fit_model(split, fit_options, stderr_progress(), &fit);
   model.provenance.trace_format = "csv";  // the generated trace; the fine-tunes inherit it
@@ -302,6 +303,7 @@ void add_pipeline_command(CLI::App& app) {
   add_censored_option(*cmd, o->censored);
   add_residual_option(*cmd, o->residual);
   add_request_key_option(*cmd, o->request_key);
+  add_censored_rates_option(*cmd, o->censored_rates);
   cmd->callback([o] { run_pipeline(*o); });
 }
 

@@ -16,6 +16,8 @@ constexpr std::uint32_t kVersion = 2;
 // encoders for submit time keep version 2's bytes and older binaries still read them) adds
 // the configuration's prediction time.
 constexpr std::uint32_t kMatchTimeVersion = 3;
+// Version 4 (written only when the configuration has censored work rates) adds their flag.
+constexpr std::uint32_t kCensoredVersion = 4;
 
 Field read_field(BinaryReader& r) {
   const auto f = r.get<std::uint8_t>();
@@ -44,11 +46,14 @@ std::vector<std::uint8_t> FeatureEncoder::to_bytes() const {
   }
   w.put<std::uint64_t>(history_width_);
   history_config_.write(w);
-  return seal_container(kMagic, history_config_.running_stats() ? kMatchTimeVersion : kVersion, w.bytes());
+  const std::uint32_t version = history_config_.censored_rates ? kCensoredVersion
+                                 : history_config_.running_stats() ? kMatchTimeVersion
+                                                                   : kVersion;
+  return seal_container(kMagic, version, w.bytes());
 }
 
 FeatureEncoder FeatureEncoder::from_bytes(const std::vector<std::uint8_t>& bytes, const std::string& what) {
-  const auto opened = open_container(bytes, kMagic, kMatchTimeVersion, what);
+  const auto opened = open_container(bytes, kMagic, kCensoredVersion, what);
   BinaryReader r(opened.payload, what);
   FeatureEncoder e;
   auto checked_field = [&](Field f) {
@@ -96,7 +101,8 @@ FeatureEncoder FeatureEncoder::from_bytes(const std::vector<std::uint8_t>& bytes
   }
 
   const auto hw = r.get<std::uint64_t>();
-  e.history_config_ = HistoryConfig::read(r, opened.version, opened.version >= kMatchTimeVersion);
+  e.history_config_ = HistoryConfig::read(r, opened.version, opened.version >= kMatchTimeVersion,
+                                          opened.version >= kCensoredVersion);
   if (hw != e.history_config_.width() && !(hw == 0 && e.history_config_.keys.empty()))
     r.fail("encoder: " + std::to_string(hw) + " history features do not match the history configuration");
   e.history_width_ = hw;

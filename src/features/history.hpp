@@ -102,7 +102,8 @@ inline constexpr std::uint64_t kOutlierMinCount = 8;
 // the value (or the speed) is missing or not > 0. For every work field of the configuration
 // and every key, after the statistics above:
 // With r = exp(mean of log(wall / work) over the key's finished jobs whose work was known)
-// (their typical seconds per unit of work; walls under 1 s count as 1 s):
+// (their typical seconds per unit of work; walls under 1 s count as 1 s; at match time with
+// censored_rates, the key's running jobs count too: below):
 enum class WorkStat : std::uint8_t {
   LogRateTimesWork,    // log1p(r x this job's work): a direct run-time estimate, log scale
   RateTimesWorkHours,  // r x this job's work / 3600: the same estimate on the target's scale
@@ -124,6 +125,36 @@ enum class RunningStat : std::uint8_t {
 };
 inline constexpr std::size_t kRunningStats = 3;
 
+// Censored work rates (configurations for match time with `censored_rates`): the work
+// statistics above take a key's running jobs as lower bounds. At match time a young key's
+// first outcomes are its shortest runs; its running jobs say how long the others take at
+// least. With the log rates x_i of the key's n finished jobs (the work statistics' sample)
+// and c_j = log(max(elapsed_j, 1 s) / work_j) of its running jobs (the kCensoredMaxRunning
+// longest-running ones whose work is known), mu is the normal MLE with the c_j
+// right-censored (features/censored_mean.hpp), and the estimate exp(mu + sigma^2 / 2) x this
+// job's work, the mean of that log-normal, replaces r x work in both work statistics. A key
+// with kCensoredMaxFinished finished jobs or more takes mu = mean(x_i): its running jobs no
+// longer move it, and the solver's cost is saved.
+//
+// sigma, the spread of log rates within a key, is the key's own, shrunk toward the pooled
+// within-key spread of all keys of its kind and work field whose jobs had this job's type
+// (job_type; all jobs of the kind where the job has none or that pool is young):
+//   sigma^2 = (sum of squared deviations of x_i + kSpreadPriorWeight x pooled) / (n - 1 + kSpreadPriorWeight).
+// The pooled spreads grow from the observed jobs only, so they are leak-free like the rest.
+// Until a pool has kMinSpreadDof degrees of freedom the plain estimate r x work stands.
+//
+// Why in place of the plain estimate and not beside it: on the 1 M ALICE-like trace at match
+// time (three seeds each, docs/ACCURACY.md) the extra columns let the network fit the first
+// guesses of new productions worse, while the same values in place of the plain ones gave
+// the warm jobs' gain without that loss.
+inline constexpr std::uint64_t kCensoredMaxFinished = 100;
+inline constexpr std::size_t kCensoredMaxRunning = 64;
+inline constexpr double kSpreadPriorWeight = 20.0;
+inline constexpr std::uint64_t kMinSpreadDof = 10;
+// At most this many (kind, field, job type) pools: a service fed hostile job types must not
+// grow them without bound; past it, new types use their kind's pool.
+inline constexpr std::size_t kMaxSpreadPools = 4096;
+
 // A job's own numbers that the statistics read besides its keys: its request and its
 // work in each work field of the configuration (NaN: unknown).
 struct JobAmounts {
@@ -141,6 +172,9 @@ struct HistoryConfig {
   // The prediction time the features are made for. Match adds the running-job statistics to
   // every key; a model file records it through its encoder's copy of this configuration.
   PredictionTime at = PredictionTime::Submit;
+  // Censored work rates (match time only; above): the work statistics take each key's running
+  // jobs as lower bounds.
+  bool censored_rates = false;
 
   // Every key whose column(s) have values in `t` (All always), ratio stats when `t` has
   // requested TTLs, work-rate stats for each work field with a value > 0 in `t` (per host
@@ -149,7 +183,9 @@ struct HistoryConfig {
   static HistoryConfig for_table(const JobTable& t, std::uint32_t last_k = 5, double ewma_alpha = 0.3);
 
   bool running_stats() const { return at == PredictionTime::Match; }
-  std::size_t stats_per_key() const { return running_offset() + (running_stats() ? kRunningStats : 0); }
+  std::size_t stats_per_key() const {
+    return running_offset() + (running_stats() ? kRunningStats : 0);
+  }
   // Offset of the work statistics within one key's block.
   std::size_t work_offset() const { return ratio_stats ? kRatioHistoryStats : kBaseHistoryStats; }
   // Offset of the running-job statistics within one key's block (when running_stats()).
@@ -169,8 +205,10 @@ struct HistoryConfig {
   // prediction time is written only for match time (a byte after the rest), so files made
   // for submit time keep the older format and its bytes; `with_prediction_time` says whether
   // the container's version has that byte (the encoder's and the state's versions say).
+  // Likewise a byte for censored_rates follows only when it is set (`with_censored_flag`).
   void write(BinaryWriter& w) const;
-  static HistoryConfig read(BinaryReader& r, std::uint32_t format_version, bool with_prediction_time = false);  // validates
+  static HistoryConfig read(BinaryReader& r, std::uint32_t format_version, bool with_prediction_time = false,
+                            bool with_censored_flag = false);  // validates
   bool operator==(const HistoryConfig&) const = default;
 };
 
@@ -189,6 +227,7 @@ struct KeyHistory {
   struct Work {
     std::uint64_t count = 0;
     double sum_log_rate = 0;
+    double m2 = 0;  // sum of squared deviations of the log rates from their mean (Welford)
   };
   std::array<Work, kMaxWorkFields> work{};
   // observed() of the state when this key last took a job: the eviction order under a
@@ -212,6 +251,9 @@ double robust_max(const KeyHistory& h);
 struct JobKeys {
   std::array<std::uint64_t, kNumHistoryKeys> hash{};
   std::array<bool, kNumHistoryKeys> present{};
+  // The hash of the job's type (job_type), 0 when it has none: which pooled spread the
+  // censored work-rate statistics use. Not part of a running job's saved keys.
+  std::uint64_t type = 0;
 };
 // Hashes of a record's keys, from its string values.
 JobKeys job_keys(const JobRecord& r);
@@ -250,8 +292,10 @@ class HistoryState {
   // The running set (used by the running-job statistics; kept whatever the configuration).
   // `job` is the caller's identifier of a job (the service: a hash of its job_id; the batch
   // walk: its row). start_running: false (and nothing changes) when `job` is already running
-  // or `start_s` is not finite. stop_running: false when `job` was not running.
-  bool start_running(std::uint64_t job, const JobKeys& keys, double start_s);
+  // or `start_s` is not finite; `amounts` gives its work for the censored work-rate
+  // statistics (unknown work: it is not one of their lower bounds). stop_running: false when
+  // `job` was not running.
+  bool start_running(std::uint64_t job, const JobKeys& keys, double start_s, const JobAmounts& amounts = {});
   bool stop_running(std::uint64_t job);
   std::size_t running() const { return running_.size(); }
   bool is_running(std::uint64_t job) const { return running_.count(job) > 0; }
@@ -282,21 +326,50 @@ class HistoryState {
   const KeyHistory* find(std::uint64_t key_hash) const;
 
  private:
-  void evict_oldest();
-  void derive(KeyHistory& h) const;  // refreshes h.derived
-  void running_stats(std::uint64_t key_hash, double now_s, float* out) const;
-
   struct RunningJob {
     double start_s = 0;
     JobKeys keys;
+    std::array<float, kMaxWorkFields> log_work{};  // log(work) per work field; NaN: unknown
   };
+  // One running job in its key's list, ascending by start. `job` points into running_ (its
+  // elements stay where they are when the map rehashes).
+  struct RunningEntry {
+    double start_s = 0;
+    const RunningJob* job = nullptr;
+  };
+  // A pooled spread: the sum of the keys' squared-deviation increments and their number.
+  struct Spread {
+    double m2 = 0;
+    std::uint64_t dof = 0;
+  };
+
+  void evict_oldest();
+  void derive(KeyHistory& h) const;  // refreshes h.derived
+  // start_running with the work already as logarithms (what a saved state holds).
+  bool start_running_logged(std::uint64_t job, const JobKeys& keys, double start_s,
+                            const std::array<float, kMaxWorkFields>& log_work);
+  void running_stats(std::uint64_t key_hash, double now_s, float* out) const;
+  // The censored work-rate estimate (censored_rates) of key `h` for work field w and this
+  // job's work (> 0), in seconds; NaN while the spread's pool is young.
+  double censored_estimate(HistoryKey kind, std::uint64_t key_hash, const KeyHistory& h, std::uint64_t type,
+                           std::size_t w, double work, double now_s) const;
+  // The running jobs of a key counted at now_s, ascending by start ([nullptr, nullptr) when none).
+  std::pair<const RunningEntry*, const RunningEntry*> counted_running(std::uint64_t key_hash, double now_s) const;
+  // Adds one key's squared-deviation increment to the pools of its kind (censored_rates).
+  void pool_spread(HistoryKey kind, std::size_t w, std::uint64_t type, double m2_step);
+  // The pooled spread for (kind, work field w, job type) in the censored statistics: the
+  // within-key variance of log rates, or NaN while it has fewer than kMinSpreadDof.
+  double pooled_spread(HistoryKey kind, std::size_t w, std::uint64_t type) const;
 
   HistoryConfig cfg_;
   std::uint64_t observed_ = 0;
   std::unordered_map<std::uint64_t, KeyHistory> keys_;
   std::unordered_map<std::uint64_t, RunningJob> running_;  // by job
-  // Start times of each key's running jobs, ascending (order statistics in O(log n)).
-  std::unordered_map<std::uint64_t, std::vector<double>> running_starts_;
+  // Each key's running jobs, ascending by start (order statistics in O(log n)).
+  std::unordered_map<std::uint64_t, std::vector<RunningEntry>> running_by_key_;
+  // Pooled within-key spreads by hash of (kind, work field, job type or 0 for all types);
+  // kept only for censored_rates.
+  std::unordered_map<std::uint64_t, Spread> spreads_;
   // Every running job by (start, identifier): the earliest start first, for the limits.
   std::set<std::pair<double, std::uint64_t>> running_by_start_;
   std::size_t running_capacity_ = 0;

@@ -41,6 +41,7 @@ class TableKeys {
     if (type != kMissingCode || package != kMissingCode)
       set(out, HistoryKey::JobTypePackage, type == kMissingCode ? empty_ : type_[type],
           package == kMissingCode ? empty_ : package_[package]);
+    if (type != kMissingCode) out.type = type_[type];
     const auto user = t_.codes(Field::User)[row];
     const double request = t_.num(Field::RequestedTtl)[row];
     if (user != kMissingCode && request > 0)
@@ -135,11 +136,11 @@ HistoryMatrix compute_history(const JobTable& t, HistoryState& state, Prediction
       // Never finishes as far as we know; at match time it runs until the running
       // statistics stop counting it (observe() ignores the unknown run time then).
       if (!track_running) return;
-      state.start_running(row, keys(row), time[row]);
+      state.start_running(row, keys(row), time[row], amounts(row));
       pending.emplace(time[row] + kMaxHistoryWallS, time[row], row);
       return;
     }
-    if (track_running) state.start_running(row, keys(row), time[row]);
+    if (track_running) state.start_running(row, keys(row), time[row], amounts(row));
     pending.emplace(submit[row] + wait_or_0(row) + wall[row], time[row], row);
   };
 

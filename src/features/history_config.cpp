@@ -80,10 +80,11 @@ std::vector<std::string> HistoryConfig::feature_names() const {
   for (auto k : keys) {
     const std::string prefix = "h_" + std::string(history_key_name(k)) + "_";
     for (std::size_t s = 0; s < fixed; ++s) names.push_back(prefix + std::string(kStatNames[s]));
+    const std::string rate = censored_rates ? "cens_rate_x_" : "rate_x_";
     for (Field f : work_fields) {
       const std::string field(info(f).name);
-      names.push_back(prefix + "log_rate_x_" + field);
-      names.push_back(prefix + "rate_x_" + field + "_hours");
+      names.push_back(prefix + "log_" + rate + field);
+      names.push_back(prefix + rate + field + "_hours");
     }
     if (running_stats())
       for (auto name : kRunningStatNames) names.push_back(prefix + std::string(name));
@@ -116,6 +117,8 @@ void HistoryConfig::validate() const {
   if (work_per_speed && work_fields.empty()) throw Error("history: work per host speed without work fields");
   if (at != PredictionTime::Submit && at != PredictionTime::Match)
     throw Error("history: unknown prediction time " + std::to_string(static_cast<int>(at)));
+  if (censored_rates && at != PredictionTime::Match)
+    throw Error("history: censored work rates need running jobs, so a configuration for match time");
 }
 
 double HistoryConfig::prediction_time_of(const JobRecord& r) const {
@@ -144,9 +147,11 @@ void HistoryConfig::write(BinaryWriter& w) const {
   w.put_vector(wf);
   w.put<std::uint8_t>(work_per_speed ? 1 : 0);
   if (at != PredictionTime::Submit) w.put<std::uint8_t>(static_cast<std::uint8_t>(at));
+  if (censored_rates) w.put<std::uint8_t>(1);
 }
 
-HistoryConfig HistoryConfig::read(BinaryReader& r, std::uint32_t format_version, bool with_prediction_time) {
+HistoryConfig HistoryConfig::read(BinaryReader& r, std::uint32_t format_version, bool with_prediction_time,
+                                  bool with_censored_flag) {
   HistoryConfig c;
   c.last_k = r.get<std::uint32_t>();
   c.ewma_alpha = r.get<double>();
@@ -168,6 +173,8 @@ HistoryConfig HistoryConfig::read(BinaryReader& r, std::uint32_t format_version,
     if (at != static_cast<std::uint8_t>(PredictionTime::Match)) r.fail("history config: bad prediction time " + std::to_string(at));
     c.at = PredictionTime::Match;
   }
+  if (with_censored_flag && r.get<std::uint8_t>() != 1) r.fail("history config: bad censored-rates flag");
+  c.censored_rates = with_censored_flag;
   try {
     c.validate();
   } catch (const Error& e) {
@@ -193,6 +200,7 @@ JobKeys job_keys(const JobRecord& r) {
   const auto type = r.text(Field::JobType), package = r.text(Field::Package);
   if (!type.empty() || !package.empty())
     set(HistoryKey::JobTypePackage, keyhash::of_string(type), keyhash::of_string(package));
+  if (!type.empty()) out.type = keyhash::of_string(type);
   if (const auto user = r.text(Field::User); !user.empty() && r[Field::RequestedTtl] > 0)
     set(HistoryKey::UserRequest, keyhash::of_string(user), keyhash::of_number(r[Field::RequestedTtl]));
   return out;

@@ -1,6 +1,7 @@
 // Saving and restoring a history state, so a restarted service keeps what it has learned.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "features/history.hpp"
 #include "util/file_io.hpp"
@@ -16,7 +17,11 @@ constexpr std::string_view kMagic = "TTLHIST";
 // Version 4 (written only for a configuration made for match time, so that states for
 // submit time keep version 3's bytes) adds the prediction time to the configuration and,
 // at the end, the running set: each running job's identifier, start and key hashes.
-constexpr std::uint32_t kVersion = 4;
+// Version 5 (written only for a configuration with censored work rates) adds the flag to the
+// configuration, each key's squared deviations of log rates per work field, each running
+// job's log work per field, and at the end the pooled spreads.
+constexpr std::uint32_t kVersion = 5;
+constexpr std::uint32_t kMatchTimeVersion = 4;
 constexpr std::uint32_t kSubmitTimeVersion = 3;
 
 void put_ring(BinaryWriter& w, const std::array<float, kMaxLastK>& ring, std::uint32_t k) {
@@ -63,6 +68,7 @@ std::vector<std::uint8_t> HistoryState::to_bytes() const {
       const KeyHistory::Work& hw = h.work[i];
       w.put<std::uint64_t>(hw.count);
       w.put<double>(hw.sum_log_rate);
+      if (cfg_.censored_rates) w.put<double>(hw.m2);
     }
   }
   // Version 3: then each key's last update (the eviction order under a capacity), same order.
@@ -81,6 +87,17 @@ std::vector<std::uint8_t> HistoryState::to_bytes() const {
     w.put<std::uint16_t>(present);
     for (std::size_t k = 0; k < kNumHistoryKeys; ++k)
       if (r.keys.present[k]) w.put<std::uint64_t>(r.keys.hash[k]);
+    if (cfg_.censored_rates)
+      for (std::size_t f = 0; f < cfg_.work_fields.size(); ++f) w.put<float>(r.log_work[f]);
+  }
+  if (!cfg_.censored_rates) return seal_container(kMagic, kMatchTimeVersion, w.bytes());
+  // Version 5: the pooled spreads, by pool.
+  const std::vector<std::uint64_t> pools = sorted_keys(spreads_);
+  w.put<std::uint64_t>(pools.size());
+  for (auto pool : pools) {
+    w.put<std::uint64_t>(pool);
+    w.put<double>(spreads_.at(pool).m2);
+    w.put<std::uint64_t>(spreads_.at(pool).dof);
   }
   return seal_container(kMagic, kVersion, w.bytes());
 }
@@ -88,7 +105,8 @@ std::vector<std::uint8_t> HistoryState::to_bytes() const {
 HistoryState HistoryState::from_bytes(const std::vector<std::uint8_t>& bytes, const std::string& what) {
   const auto opened = open_container(bytes, kMagic, kVersion, what);
   BinaryReader r(opened.payload, what);
-  HistoryState s(HistoryConfig::read(r, opened.version, opened.version >= 4));
+  HistoryState s(HistoryConfig::read(r, opened.version, opened.version >= 4, opened.version >= 5));
+  const bool censored = s.cfg_.censored_rates;
   const std::uint32_t k = s.cfg_.last_k;
   s.observed_ = r.get<std::uint64_t>();
   const auto n = r.get<std::uint64_t>();
@@ -117,7 +135,8 @@ HistoryState HistoryState::from_bytes(const std::vector<std::uint8_t>& bytes, co
       KeyHistory::Work& hw = h.work[w];
       hw.count = r.get<std::uint64_t>();
       hw.sum_log_rate = r.get<double>();
-      work_ok = work_ok && hw.count <= h.count && std::isfinite(hw.sum_log_rate);
+      if (censored) hw.m2 = r.get<double>();
+      work_ok = work_ok && hw.count <= h.count && std::isfinite(hw.sum_log_rate) && hw.m2 >= 0 && std::isfinite(hw.m2);
     }
     // Files written before run times were clipped may hold any value (inf in the float
     // rings): clip as observe() would have. An old all-time maximum decays from there.
@@ -158,8 +177,30 @@ HistoryState HistoryState::from_bytes(const std::vector<std::uint8_t>& bytes, co
           keys.present[k] = true;
           keys.hash[k] = r.get<std::uint64_t>();
         }
+      std::array<float, kMaxWorkFields> log_work;
+      log_work.fill(std::numeric_limits<float>::quiet_NaN());
+      if (censored)
+        for (std::size_t f = 0; f < s.cfg_.work_fields.size(); ++f) {
+          log_work[f] = r.get<float>();
+          if (std::isinf(log_work[f])) r.fail("history: running job " + std::to_string(i) + " has an infinite work");
+        }
       if (!std::isfinite(start)) r.fail("history: running job " + std::to_string(i) + " has no finite start time");
-      if (!s.start_running(job, keys, start)) r.fail("history: running job " + std::to_string(i) + " is duplicated");
+      if (!s.start_running_logged(job, keys, start, log_work))
+        r.fail("history: running job " + std::to_string(i) + " is duplicated");
+    }
+  }
+  if (censored) {
+    const auto n_pools = r.get<std::uint64_t>();
+    if (n_pools > kMaxSpreadPools + kNumHistoryKeys * kMaxWorkFields)
+      r.fail("history: " + std::to_string(n_pools) + " pooled spreads, more than the state keeps");
+    for (std::uint64_t i = 0; i < n_pools; ++i) {
+      const auto pool = r.get<std::uint64_t>();
+      Spread sp;
+      sp.m2 = r.get<double>();
+      sp.dof = r.get<std::uint64_t>();
+      const std::string which = "history: pooled spread " + std::to_string(i);
+      if (!(sp.m2 >= 0) || !std::isfinite(sp.m2)) r.fail(which + " is not a finite sum of squares");
+      if (!s.spreads_.emplace(pool, sp).second) r.fail(which + " is duplicated");
     }
   }
   if (!r.at_end()) r.fail("history: trailing bytes after the last key");

@@ -6,7 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include "features/censored_mean.hpp"
 #include "features/history.hpp"
+#include "features/key_hash.hpp"
 #include "features/log1p_float.hpp"
 #include "util/error.hpp"
 
@@ -86,8 +88,13 @@ bool HistoryState::observe(const JobKeys& keys, double wall_s_in, const JobAmoun
     for (std::size_t w = 0; w < n_work; ++w) {
       if (!has_work[w]) continue;
       KeyHistory::Work& hw = h.work[w];
+      const double mean_before = hw.count > 0 ? hw.sum_log_rate / static_cast<double>(hw.count) : 0.0;
       ++hw.count;
       hw.sum_log_rate += log_rate[w];
+      const double mean_after = hw.sum_log_rate / static_cast<double>(hw.count);
+      const double m2_step = hw.count > 1 ? (log_rate[w] - mean_before) * (log_rate[w] - mean_after) : 0.0;
+      hw.m2 += m2_step;
+      if (cfg_.censored_rates && hw.count > 1) pool_spread(key, w, keys.type, m2_step);
     }
     h.last_seen = observed_ + 1;
     derive(h);
@@ -139,16 +146,56 @@ void HistoryState::features(const JobRecord& job, double now_s, float* out) cons
   features(job_keys(job), cfg_.amounts_of(job), out, now_s);
 }
 
-bool HistoryState::start_running(std::uint64_t job, const JobKeys& keys, double start_s) {
+void HistoryState::pool_spread(HistoryKey kind, std::size_t w, std::uint64_t type, double m2_step) {
+  const auto k = static_cast<std::uint8_t>(kind);
+  Spread& all = spreads_[keyhash::combine(k, w, 0)];
+  all.m2 += m2_step;
+  ++all.dof;
+  if (type == 0) return;
+  const std::uint64_t typed = keyhash::combine(k, w, type);
+  auto it = spreads_.find(typed);
+  if (it == spreads_.end()) {
+    if (spreads_.size() >= kMaxSpreadPools) return;
+    it = spreads_.emplace(typed, Spread{}).first;
+  }
+  it->second.m2 += m2_step;
+  ++it->second.dof;
+}
+
+double HistoryState::pooled_spread(HistoryKey kind, std::size_t w, std::uint64_t type) const {
+  const auto k = static_cast<std::uint8_t>(kind);
+  for (std::uint64_t group : {type, std::uint64_t{0}}) {
+    const auto it = spreads_.find(keyhash::combine(k, w, group));
+    if (it != spreads_.end() && it->second.dof >= kMinSpreadDof)
+      return it->second.m2 / static_cast<double>(it->second.dof);
+    if (group == 0) break;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+bool HistoryState::start_running(std::uint64_t job, const JobKeys& keys, double start_s, const JobAmounts& amounts) {
+  std::array<float, kMaxWorkFields> log_work{};
+  for (std::size_t w = 0; w < kMaxWorkFields; ++w) {
+    const double work = w < cfg_.work_fields.size() ? amounts.work[w] : kMissingNumber;
+    log_work[w] = work > 0.0 && std::isfinite(work) ? static_cast<float>(std::log(work)) : kNaN;
+  }
+  return start_running_logged(job, keys, start_s, log_work);
+}
+
+bool HistoryState::start_running_logged(std::uint64_t job, const JobKeys& keys, double start_s,
+                                        const std::array<float, kMaxWorkFields>& log_work) {
   if (!std::isfinite(start_s)) return false;
-  if (!running_.emplace(job, RunningJob{start_s, keys}).second) return false;
+  const auto [at, added] = running_.emplace(job, RunningJob{start_s, keys, log_work});
+  if (!added) return false;
   running_by_start_.emplace(start_s, job);
+  const RunningEntry entry{start_s, &at->second};
   for (auto key : cfg_.keys) {
     const auto i = static_cast<std::size_t>(key);
     if (!keys.present[i]) continue;
-    auto& starts = running_starts_[keys.hash[i]];
+    auto& list = running_by_key_[keys.hash[i]];
     // Starts mostly come in time order: the insertion point is nearly always the end.
-    starts.insert(std::upper_bound(starts.begin(), starts.end(), start_s), start_s);
+    const auto after = [](double s, const RunningEntry& e) { return s < e.start_s; };
+    list.insert(std::upper_bound(list.begin(), list.end(), start_s, after), entry);
   }
   if (running_capacity_ > 0 && running_.size() > running_capacity_) {
     stop_running(running_by_start_.begin()->second);
@@ -187,12 +234,13 @@ bool HistoryState::stop_running(std::uint64_t job) {
   for (auto key : cfg_.keys) {
     const auto i = static_cast<std::size_t>(key);
     if (!r.keys.present[i]) continue;
-    const auto s = running_starts_.find(r.keys.hash[i]);
-    if (s == running_starts_.end()) continue;
-    auto& starts = s->second;
-    const auto at = std::lower_bound(starts.begin(), starts.end(), r.start_s);
-    if (at != starts.end() && *at == r.start_s) starts.erase(at);  // equal starts are interchangeable
-    if (starts.empty()) running_starts_.erase(s);
+    const auto s = running_by_key_.find(r.keys.hash[i]);
+    if (s == running_by_key_.end()) continue;
+    auto& list = s->second;
+    auto at = std::lower_bound(list.begin(), list.end(), r.start_s, [](const RunningEntry& e, double v) { return e.start_s < v; });
+    while (at != list.end() && at->start_s == r.start_s && at->job != &r) ++at;
+    if (at != list.end() && at->job == &r) list.erase(at);
+    if (list.empty()) running_by_key_.erase(s);
   }
   running_by_start_.erase({r.start_s, job});
   running_.erase(it);
@@ -203,20 +251,53 @@ void HistoryState::running_stats(std::uint64_t key_hash, double now_s, float* ou
   out[static_cast<int>(RunningStat::LogCount)] = 0.0f;
   out[static_cast<int>(RunningStat::LogMaxElapsed)] = kNaN;
   out[static_cast<int>(RunningStat::LogMedianElapsed)] = kNaN;
-  const auto it = running_starts_.find(key_hash);
-  if (it == running_starts_.end() || !std::isfinite(now_s)) return;
-  const std::vector<double>& starts = it->second;
-  // Running jobs started strictly before now (same-second starts never see each other), and
-  // running for less than the age limit (kMaxHistoryWallS unless set_running_limits says).
-  const auto first = std::upper_bound(starts.begin(), starts.end(), now_s - running_max_age_);
-  const auto last = std::lower_bound(first, starts.end(), now_s);
+  const auto [first, last] = counted_running(key_hash, now_s);
   const auto n = static_cast<std::size_t>(last - first);
   if (n == 0) return;
   // Elapsed times descend as starts ascend: the oldest start is the longest-running job.
-  const double median_start = n % 2 == 1 ? first[n / 2] : 0.5 * (first[n / 2 - 1] + first[n / 2]);
+  const double median_start = n % 2 == 1 ? first[n / 2].start_s : 0.5 * (first[n / 2 - 1].start_s + first[n / 2].start_s);
   out[static_cast<int>(RunningStat::LogCount)] = features_detail::log1p_float(static_cast<double>(n));
-  out[static_cast<int>(RunningStat::LogMaxElapsed)] = features_detail::log1p_float(now_s - *first);
+  out[static_cast<int>(RunningStat::LogMaxElapsed)] = features_detail::log1p_float(now_s - first->start_s);
   out[static_cast<int>(RunningStat::LogMedianElapsed)] = features_detail::log1p_float(now_s - median_start);
+}
+
+std::pair<const HistoryState::RunningEntry*, const HistoryState::RunningEntry*> HistoryState::counted_running(
+    std::uint64_t key_hash, double now_s) const {
+  const auto it = running_by_key_.find(key_hash);
+  if (it == running_by_key_.end() || !std::isfinite(now_s)) return {nullptr, nullptr};
+  const std::vector<RunningEntry>& list = it->second;
+  // Running jobs started strictly before now (same-second starts never see each other), and
+  // running for less than the age limit (kMaxHistoryWallS unless set_running_limits says).
+  const auto first = std::upper_bound(list.begin(), list.end(), now_s - running_max_age_,
+                                      [](double v, const RunningEntry& e) { return v < e.start_s; });
+  const auto last = std::lower_bound(first, list.end(), now_s, [](const RunningEntry& e, double v) { return e.start_s < v; });
+  return {list.data() + (first - list.begin()), list.data() + (last - list.begin())};
+}
+
+double HistoryState::censored_estimate(HistoryKey kind, std::uint64_t key_hash, const KeyHistory& h, std::uint64_t type,
+                                       std::size_t w, double work, double now_s) const {
+  const KeyHistory::Work& hw = h.work[w];
+  const double pooled = pooled_spread(kind, w, type);
+  if (std::isnan(pooled)) return kMissingNumber;
+  const double n = static_cast<double>(hw.count);
+  const double var = (hw.m2 + kSpreadPriorWeight * pooled) / (n - 1.0 + kSpreadPriorWeight);
+  const double mean = hw.sum_log_rate / n;
+  double mu = mean;
+  // A key whose log rates are all equal, in a pool of equal ones, has no spread: any censored
+  // value above them would move mu without bound, so it keeps the plain mean.
+  if (var > 0 && hw.count < kCensoredMaxFinished) {
+    const auto [first, last] = counted_running(key_hash, now_s);
+    // The longest-running ones are the most telling lower bounds: the earliest starts.
+    const auto used = std::min<std::ptrdiff_t>(last - first, static_cast<std::ptrdiff_t>(kCensoredMaxRunning));
+    std::array<double, kCensoredMaxRunning> bounds;
+    std::size_t m = 0;
+    for (const RunningEntry* e = first; e != first + used; ++e) {
+      const float log_work = e->job->log_work[w];
+      if (!std::isnan(log_work)) bounds[m++] = std::log(std::max(now_s - e->start_s, 1.0)) - log_work;
+    }
+    mu = censored_normal_mean(mean, hw.count, std::span<const double>(bounds.data(), m), std::sqrt(var));
+  }
+  return std::exp(mu + 0.5 * var) * work;
 }
 
 void HistoryState::features(const JobKeys& keys, const JobAmounts& amounts, float* out, double now_s) const {
@@ -258,7 +339,11 @@ void HistoryState::features(const JobKeys& keys, const JobAmounts& amounts, floa
         const double work = amounts.work[w];
         if (hw.count == 0 || !(work > 0.0) || !std::isfinite(work)) continue;
         float* o = out + work_at + kWorkStatsPerField * w;
-        const double estimate_s = d.rate[w] * work;
+        double estimate_s = d.rate[w] * work;
+        if (cfg_.censored_rates) {
+          const double censored = censored_estimate(cfg_.keys[k], keys.hash[i], *h, keys.type, w, work, now_s);
+          if (!std::isnan(censored)) estimate_s = censored;
+        }
         o[static_cast<int>(WorkStat::LogRateTimesWork)] = features_detail::log1p_float(estimate_s);
         o[static_cast<int>(WorkStat::RateTimesWorkHours)] = static_cast<float>(estimate_s / 3600.0);
       }

@@ -110,6 +110,7 @@ RetrainResult retrain(const JobTable& outcomes, const ModelFile& current, const 
     const HistoryConfig history = FeatureEncoder::from_bytes(current.encoder, "the current model's encoder").history_config();
     fit.at = history.at;
     fit.request_key = std::find(history.keys.begin(), history.keys.end(), HistoryKey::UserRequest) != history.keys.end();
+    fit.censored_rates = history.censored_rates;
     if (o.keep_hidden && current.mlp.layers.size() > 1) {
       fit.train.hidden.clear();
       for (std::size_t i = 0; i + 1 < current.mlp.layers.size(); ++i) fit.train.hidden.push_back(current.mlp.layers[i].out);

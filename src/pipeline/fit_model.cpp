@@ -114,6 +114,9 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
     HistoryConfig c = HistoryConfig::for_table(jobs);
     if (!options.request_key) std::erase(c.keys, HistoryKey::UserRequest);
     c.at = options.at;
+    if (options.censored_rates && c.at != PredictionTime::Match)
+      throw Error("censored work rates (--censored-rates on) need the history at match time (--at match)");
+    c.censored_rates = options.censored_rates;
     return c;
   }();
   const HistoryMatrix history = split_history(split, hcfg);

@@ -49,6 +49,10 @@ struct FitOptions {
   // 0.955 -> 0.942 h), on the 50 000-job traces and KTH-SP2 it raised it at most backtest
   // splits (docs/ACCURACY.md, "A key for look-alike jobs"). A fine-tune keeps its model's keys.
   bool request_key = false;
+  // Censored work-rate statistics (features/history.hpp; match time only): each key's work
+  // rate with its running jobs as lower bounds, a residual-base candidate. A fine-tune keeps
+  // its model's.
+  bool censored_rates = false;
 };
 
 // Fine-tuning settings (a short run at a low learning rate from the starting weights, without

@@ -11,10 +11,13 @@ namespace {
 
 using nlohmann::json;
 
-// The fields job_keys() reads (features/history_config.cpp), and the submit time.
+// The fields job_keys() and HistoryConfig::amounts_of() read (features/history_config.cpp:
+// the keys, with the request of the (user, request) key, and the work of the censored work
+// rates), and the submit time. A replayed start must have the keys and work it had.
 constexpr Field kKeyTexts[] = {Field::User,       Field::Group,         Field::Queue,   Field::Partition,
                                Field::Executable, Field::ProductionTag, Field::JobType, Field::Package};
-constexpr Field kKeyNumbers[] = {Field::MasterJobId, Field::SubmitTime};
+constexpr Field kKeyNumbers[] = {Field::MasterJobId, Field::SubmitTime, Field::RequestedTtl, Field::Events,
+                                 Field::InputBytes,  Field::InputFiles, Field::HostSpeed};
 
 std::string where(long index) { return index < 0 ? std::string() : " (job " + std::to_string(index) + ")"; }
 

@@ -661,7 +661,7 @@ Reply Service::started(std::string_view body) {
 void Service::apply_start(std::uint64_t id, const JobRecord& job, double start_s, double received_at) {
   history_->prune_running(received_at);
   history_->stop_running(id);  // a job matched again was lost by its first pilot: it runs from now
-  history_->start_running(id, job_keys(job), start_s);
+  history_->start_running(id, job_keys(job), start_s, history_->config().amounts_of(job));
 }
 
 void Service::record_match_start(const JobRecord& job, std::string_view job_id_json, double match_time) {

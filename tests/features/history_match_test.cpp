@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "features/censored_mean.hpp"
 #include "features/encoder.hpp"
 #include "features/history.hpp"
 #include "feature_test_table.hpp"
@@ -156,9 +157,33 @@ double start_of(std::span<const double> submit, std::span<const double> wait, st
 // The leak-free rule at match time, as the issue states it: j's features do not change when
 // every job that starts after it is removed and the end of every job running at its start
 // is hidden (its run time unknown).
-TEST(HistoryMatch, FeaturesDoNotChangeWhenLaterStartsAreRemovedAndRunningEndsHidden) {
+class HistoryMatchBoth : public ::testing::TestWithParam<bool> {};  // param: censored_rates
+INSTANTIATE_TEST_SUITE_P(CensoredRates, HistoryMatchBoth, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "with" : "without"; });
+
+// How many rows of `m` (made with cfg.censored_rates) have a work-rate estimate that the
+// running jobs moved: one that differs from the plain estimate of the same table.
+std::size_t rows_moved_by_censoring(const JobTable& t, const HistoryMatrix& m, const HistoryConfig& cfg) {
+  HistoryConfig plain_cfg = cfg;
+  plain_cfg.censored_rates = false;
+  const HistoryMatrix plain = compute_history(t, plain_cfg);
+  std::size_t n = 0;
+  for (std::size_t r = 0; r < m.rows; ++r) {
+    bool moved = false;
+    for (std::size_t k = 0; k < cfg.keys.size(); ++k)
+      for (std::size_t w = 0; w < cfg.work_fields.size(); ++w) {
+        const std::size_t c = k * cfg.stats_per_key() + cfg.work_offset() + kWorkStatsPerField * w +
+                              static_cast<std::size_t>(WorkStat::RateTimesWorkHours);
+        moved = moved || m.row(r)[c] != plain.row(r)[c];
+      }
+    n += moved ? 1 : 0;
+  }
+  return n;
+}
+
+TEST_P(HistoryMatchBoth, FeaturesDoNotChangeWhenLaterStartsAreRemovedAndRunningEndsHidden) {
   const JobTable t = test::random_feature_table(1500, 7);
-  const HistoryConfig cfg = test::match_time_config(t);
+  const HistoryConfig cfg = test::match_time_config(t, GetParam());
   const HistoryMatrix full = compute_history(t, cfg);
   const auto submit = t.num(Field::SubmitTime), wait = t.num(Field::WaitTime), wall = t.num(Field::WallTime);
   const std::size_t all_running = cfg.running_offset() + static_cast<std::size_t>(RunningStat::LogCount);
@@ -192,13 +217,16 @@ TEST(HistoryMatch, FeaturesDoNotChangeWhenLaterStartsAreRemovedAndRunningEndsHid
   EXPECT_GT(checked, 200u);
   EXPECT_GT(with_history, checked / 2);  // the check is not vacuous
   EXPECT_GT(with_running, checked / 2);  // nor for the running statistics
+  if (GetParam()) {
+    EXPECT_GT(rows_moved_by_censoring(t, full, cfg), t.rows() / 4);  // nor for the censored rates
+  }
 }
 
 // The service's path (start events, finished jobs, then features for the job being matched)
 // gives the batch walk's numbers bit for bit.
-TEST(HistoryMatch, IncrementalStateMatchesBatch) {
+TEST_P(HistoryMatchBoth, IncrementalStateMatchesBatch) {
   const JobTable t = test::random_feature_table(600, 3);
-  const HistoryConfig cfg = test::match_time_config(t);
+  const HistoryConfig cfg = test::match_time_config(t, GetParam());
   const HistoryMatrix batch = compute_history(t, cfg);
   const auto submit = t.num(Field::SubmitTime), wait = t.num(Field::WaitTime), wall = t.num(Field::WallTime);
   std::vector<test::HistoryEvent> events;  // predictions at each job's start
@@ -217,24 +245,28 @@ TEST(HistoryMatch, IncrementalStateMatchesBatch) {
       },
       // Features as of the job's prediction time, its start; then it runs.
       [&](const test::HistoryEvent& e, const JobRecord& r) {
-        EXPECT_TRUE(state.start_running(e.row, job_keys(r), e.at));
+        EXPECT_TRUE(state.start_running(e.row, job_keys(r), e.at, cfg.amounts_of(r)));
       });
   EXPECT_GT(compared, 500u);
+  if (GetParam()) {
+    EXPECT_GT(rows_moved_by_censoring(t, batch, cfg), t.rows() / 4);
+  }
   EXPECT_EQ(state.running(), 0u);
 }
 
-TEST(HistoryMatch, TheRunningSetSurvivesSaveAndRestore) {
+TEST_P(HistoryMatchBoth, TheRunningSetSurvivesSaveAndRestore) {
   const JobTable t = test::random_feature_table(300, 9);
-  const HistoryConfig cfg = test::match_time_config(t);
+  const HistoryConfig cfg = test::match_time_config(t, GetParam());
+  const std::uint32_t version = GetParam() ? 5 : 4;
   HistoryState state(cfg);
   compute_history(t, state);
   JobRecord r;
   for (std::size_t i = 0; i < 40; ++i) {
     t.record(i, r);
-    ASSERT_TRUE(state.start_running(1000 + i, job_keys(r), 1e6 + static_cast<double>(i % 7)));
+    ASSERT_TRUE(state.start_running(1000 + i, job_keys(r), 1e6 + static_cast<double>(i % 7), cfg.amounts_of(r)));
   }
   const auto bytes = state.to_bytes();
-  EXPECT_EQ(open_container(bytes, "TTLHIST", 4, "state").version, 4u);
+  EXPECT_EQ(open_container(bytes, "TTLHIST", 5, "state").version, version);
   const HistoryState restored = HistoryState::from_bytes(bytes, "state");
   EXPECT_EQ(restored.running(), 40u);
   EXPECT_TRUE(restored.is_running(1005));
@@ -248,9 +280,9 @@ TEST(HistoryMatch, TheRunningSetSurvivesSaveAndRestore) {
     ASSERT_TRUE(test::same_bits(a.data(), b.data(), cfg.width())) << i;
   }
   // A damaged running set is refused, naming the file.
-  auto payload = open_container(bytes, "TTLHIST", 4, "state").payload;
+  auto payload = open_container(bytes, "TTLHIST", 5, "state").payload;
   payload.push_back(0);
-  EXPECT_THROW(HistoryState::from_bytes(seal_container("TTLHIST", 4, payload), "padded"), Error);
+  EXPECT_THROW(HistoryState::from_bytes(seal_container("TTLHIST", version, payload), "padded"), Error);
 }
 
 TEST(HistoryMatch, SubmitTimeFilesKeepTheirFormatVersions) {
@@ -279,17 +311,96 @@ TEST(HistoryMatch, FeatureNamesEndEachKeyWithTheRunningStatistics) {
   EXPECT_FALSE(prediction_time_by_name("later").has_value());
 }
 
+// A hand-made case: u0's 12 finished jobs (log rates 0 and 1 in turn) give the User pool its
+// degrees of freedom; u1 has two finished jobs and three running ones. The work-rate
+// estimate, exp(mu + sigma^2 / 2) x work with sigma^2 the shrunk spread and mu the censored
+// MLE, is recomputed here from the definitions in history.hpp.
+TEST(HistoryMatch, HandComputedCensoredWorkRate) {
+  HistoryConfig cfg;
+  cfg.keys = {HistoryKey::User};
+  cfg.work_fields = {Field::Events};
+  cfg.at = PredictionTime::Match;
+  cfg.censored_rates = true;
+  HistoryState state(cfg);
+  auto keys_of = [](const char* user, const char* type) {
+    JobRecord r;
+    r.text(Field::User) = user;
+    r.text(Field::JobType) = type;
+    return job_keys(r);
+  };
+  auto amounts = [](double work) {
+    JobAmounts a;
+    a.work[0] = work;
+    return a;
+  };
+  // u0: wall 100 s or 100 e s on work 100: log rates 0 and 1 in turn.
+  std::vector<double> u0;
+  for (int i = 0; i < 12; ++i) {
+    const double wall = i % 2 == 0 ? 100.0 : 100.0 * std::exp(1.0);
+    ASSERT_TRUE(state.observe(keys_of("u0", "MC"), wall, amounts(100.0)));
+    u0.push_back(std::log(wall) - std::log(100.0));
+  }
+  // u1: finished runs of 50 s and 80 s on work 10; running: started at 900, 950 (work 10)
+  // and 990 (work unknown: not a bound).
+  ASSERT_TRUE(state.observe(keys_of("u1", "MC"), 50.0, amounts(10.0)));
+  ASSERT_TRUE(state.observe(keys_of("u1", "MC"), 80.0, amounts(10.0)));
+  ASSERT_TRUE(state.start_running(1, keys_of("u1", "MC"), 900.0, amounts(10.0)));
+  ASSERT_TRUE(state.start_running(2, keys_of("u1", "MC"), 950.0, amounts(10.0)));
+  ASSERT_TRUE(state.start_running(3, keys_of("u1", "MC"), 990.0, amounts(kMissingNumber)));
+
+  auto sq_dev = [](const std::vector<double>& x) {
+    double mean = 0, s = 0;
+    for (double v : x) mean += v / static_cast<double>(x.size());
+    for (double v : x) s += (v - mean) * (v - mean);
+    return s;
+  };
+  const std::vector<double> u1{std::log(5.0), std::log(8.0)};
+  // Pool: every key's increments, u0's 11 and u1's 1 degrees of freedom.
+  const double pooled = (sq_dev(u0) + sq_dev(u1)) / 12.0;
+  const double var = (sq_dev(u1) + kSpreadPriorWeight * pooled) / (1.0 + kSpreadPriorWeight);
+  const double now = 1000.0, work = 20.0;
+  const std::vector<double> bounds{std::log(100.0 / 10.0), std::log(50.0 / 10.0)};
+  const double mu = censored_normal_mean((u1[0] + u1[1]) / 2, 2, bounds, std::sqrt(var));
+  EXPECT_GT(mu, (u1[0] + u1[1]) / 2);
+
+  const std::size_t hours = cfg.work_offset() + static_cast<std::size_t>(WorkStat::RateTimesWorkHours);
+  const std::size_t log = cfg.work_offset() + static_cast<std::size_t>(WorkStat::LogRateTimesWork);
+  std::vector<float> out(cfg.width());
+  state.features(keys_of("u1", "MC"), amounts(work), out.data(), now);
+  const double want_s = std::exp(mu + var / 2) * work;
+  EXPECT_NEAR(out[hours], want_s / 3600.0, 1e-6 * out[hours]);
+  EXPECT_NEAR(out[log], std::log1p(want_s), 1e-6);
+  // Another type's pool is young (no degrees of freedom): the kind's pool of all types stands in.
+  std::vector<float> other(cfg.width());
+  state.features(keys_of("u1", "RAW_RECO"), amounts(work), other.data(), now);
+  EXPECT_EQ(other[hours], out[hours]);
+  // Without running jobs (before the first start) mu is the plain mean of the log rates.
+  state.features(keys_of("u1", "MC"), amounts(work), out.data(), 800.0);
+  EXPECT_NEAR(out[hours], std::exp((u1[0] + u1[1]) / 2 + var / 2) * work / 3600.0, 1e-6 * out[hours]);
+  // Unknown work: unknown statistic; a key that never finished: unknown.
+  state.features(keys_of("u1", "MC"), amounts(kMissingNumber), out.data(), now);
+  EXPECT_TRUE(std::isnan(out[hours]));
+  state.features(keys_of("u9", "MC"), amounts(work), out.data(), now);
+  EXPECT_TRUE(std::isnan(out[hours]));
+  EXPECT_EQ(cfg.feature_names()[hours], "h_user_cens_rate_x_events_hours");
+  EXPECT_EQ(cfg.feature_names()[log], "h_user_log_cens_rate_x_events");
+  // Only at match time.
+  cfg.at = PredictionTime::Submit;
+  EXPECT_THROW(cfg.validate(), Error);
+}
+
 TEST(HistoryMatch, EncodersRecordThePredictionTimeAndSubmitTimeOnesKeepVersionTwo) {
   const JobTable t = test::random_feature_table(400, 6);
   std::vector<std::size_t> rows(t.rows());
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
-  for (PredictionTime at : {PredictionTime::Submit, PredictionTime::Match}) {
+  for (int variant = 0; variant < 3; ++variant) {  // submit, match, match with censored rates
     HistoryConfig cfg = HistoryConfig::for_table(t);
-    cfg.at = at;
+    cfg.at = variant > 0 ? PredictionTime::Match : PredictionTime::Submit;
+    cfg.censored_rates = variant == 2;
     const HistoryMatrix h = compute_history(t, cfg);
     const FeatureEncoder e = FeatureEncoder::fit(t, rows, &h, &cfg, EncoderOptions{});
     const auto bytes = e.to_bytes();
-    EXPECT_EQ(open_container(bytes, "TTLENC", 3, "e").version, at == PredictionTime::Match ? 3u : 2u);
+    EXPECT_EQ(open_container(bytes, "TTLENC", 4, "e").version, static_cast<std::uint32_t>(2 + variant));
     const FeatureEncoder back = FeatureEncoder::from_bytes(bytes, "e");
     EXPECT_EQ(back.history_config(), cfg);
     EXPECT_EQ(back.to_bytes(), bytes);

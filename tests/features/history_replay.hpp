@@ -55,9 +55,11 @@ std::size_t replay_and_compare(const JobTable& t, HistoryState& state, const His
 }
 
 // A table's history configuration for predictions at match time (a job's start).
-inline HistoryConfig match_time_config(const JobTable& t) {
+// With `censored_rates`, also the censored work-rate statistics.
+inline HistoryConfig match_time_config(const JobTable& t, bool censored_rates = false) {
   HistoryConfig cfg = HistoryConfig::for_table(t);
   cfg.at = PredictionTime::Match;
+  cfg.censored_rates = censored_rates;
   return cfg;
 }
 
