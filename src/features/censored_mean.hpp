@@ -1,9 +1,9 @@
 #pragma once
 // The maximum-likelihood mean of a normal sample of which some values are known exactly and
 // some only from below (right-censored), its standard deviation given. The history's
-// censored work-rate estimate (features/history.hpp, CensoredRateTimesWorkHours) calls it
-// with the log rates of a key's finished jobs (exact) and of its running jobs (each running
-// job's elapsed time is a lower bound on its run time).
+// censored work rates (features/history.hpp, HistoryConfig::censored_rates) call it with the
+// log rates of a key's finished jobs (exact) and of its running jobs (each running job's
+// elapsed time is a lower bound on its run time).
 //
 // Why: at match time a young production's first outcomes are its shortest runs, so their
 // plain mean runs low; on the synthetic ALICE trace a rate from 1-4 finished siblings had a

@@ -183,9 +183,7 @@ struct HistoryConfig {
   static HistoryConfig for_table(const JobTable& t, std::uint32_t last_k = 5, double ewma_alpha = 0.3);
 
   bool running_stats() const { return at == PredictionTime::Match; }
-  std::size_t stats_per_key() const {
-    return running_offset() + (running_stats() ? kRunningStats : 0);
-  }
+  std::size_t stats_per_key() const { return running_offset() + (running_stats() ? kRunningStats : 0); }
   // Offset of the work statistics within one key's block.
   std::size_t work_offset() const { return ratio_stats ? kRatioHistoryStats : kBaseHistoryStats; }
   // Offset of the running-job statistics within one key's block (when running_stats()).

@@ -174,10 +174,12 @@ double HistoryState::pooled_spread(HistoryKey kind, std::size_t w, std::uint64_t
 }
 
 bool HistoryState::start_running(std::uint64_t job, const JobKeys& keys, double start_s, const JobAmounts& amounts) {
-  std::array<float, kMaxWorkFields> log_work{};
-  for (std::size_t w = 0; w < kMaxWorkFields; ++w) {
-    const double work = w < cfg_.work_fields.size() ? amounts.work[w] : kMissingNumber;
-    log_work[w] = work > 0.0 && std::isfinite(work) ? static_cast<float>(std::log(work)) : kNaN;
+  // Only the censored work rates read a running job's work.
+  std::array<float, kMaxWorkFields> log_work;
+  log_work.fill(kNaN);
+  for (std::size_t w = 0; cfg_.censored_rates && w < cfg_.work_fields.size(); ++w) {
+    const double work = amounts.work[w];
+    if (work > 0.0 && std::isfinite(work)) log_work[w] = static_cast<float>(std::log(work));
   }
   return start_running_logged(job, keys, start_s, log_work);
 }
@@ -237,7 +239,8 @@ bool HistoryState::stop_running(std::uint64_t job) {
     const auto s = running_by_key_.find(r.keys.hash[i]);
     if (s == running_by_key_.end()) continue;
     auto& list = s->second;
-    auto at = std::lower_bound(list.begin(), list.end(), r.start_s, [](const RunningEntry& e, double v) { return e.start_s < v; });
+    const auto before = [](const RunningEntry& e, double v) { return e.start_s < v; };
+    auto at = std::lower_bound(list.begin(), list.end(), r.start_s, before);
     while (at != list.end() && at->start_s == r.start_s && at->job != &r) ++at;
     if (at != list.end() && at->job == &r) list.erase(at);
     if (list.empty()) running_by_key_.erase(s);
@@ -255,7 +258,8 @@ void HistoryState::running_stats(std::uint64_t key_hash, double now_s, float* ou
   const auto n = static_cast<std::size_t>(last - first);
   if (n == 0) return;
   // Elapsed times descend as starts ascend: the oldest start is the longest-running job.
-  const double median_start = n % 2 == 1 ? first[n / 2].start_s : 0.5 * (first[n / 2 - 1].start_s + first[n / 2].start_s);
+  const double median_start =
+      n % 2 == 1 ? first[n / 2].start_s : 0.5 * (first[n / 2 - 1].start_s + first[n / 2].start_s);
   out[static_cast<int>(RunningStat::LogCount)] = features_detail::log1p_float(static_cast<double>(n));
   out[static_cast<int>(RunningStat::LogMaxElapsed)] = features_detail::log1p_float(now_s - first->start_s);
   out[static_cast<int>(RunningStat::LogMedianElapsed)] = features_detail::log1p_float(now_s - median_start);
@@ -270,7 +274,8 @@ std::pair<const HistoryState::RunningEntry*, const HistoryState::RunningEntry*> 
   // running for less than the age limit (kMaxHistoryWallS unless set_running_limits says).
   const auto first = std::upper_bound(list.begin(), list.end(), now_s - running_max_age_,
                                       [](double v, const RunningEntry& e) { return v < e.start_s; });
-  const auto last = std::lower_bound(first, list.end(), now_s, [](const RunningEntry& e, double v) { return e.start_s < v; });
+  const auto last =
+      std::lower_bound(first, list.end(), now_s, [](const RunningEntry& e, double v) { return e.start_s < v; });
   return {list.data() + (first - list.begin()), list.data() + (last - list.begin())};
 }
 

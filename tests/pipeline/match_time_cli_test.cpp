@@ -1,6 +1,7 @@
-// `train --at match`, `--censored on`, `--residual on` and `--request-key on` as scripts
-// call them: the model records its prediction time (a residual model the history estimates
-// its output is relative to, a request-key model its extra history key), `eval` and
+// `train --at match`, `--censored on`, `--residual on`, `--request-key on` and
+// `--censored-rates on` as scripts call them: the model records its prediction time (a
+// residual model the history estimates its output is relative to, a request-key model its
+// extra history key, a censored-rates model its flag), `eval` and
 // `predict` default to it and print the same answer for every scored job, a match-time
 // model is refused at submit time, a fine-tune keeps a residual model's base, and a bad
 // value names its option.
@@ -126,6 +127,23 @@ TEST(MatchTimeCommand, ARequestKeyModelReadsTheUserAndRequestHistory) {
   std::string out;
   EXPECT_NE(test::run_cli("train --data " + t.trace + " --request-key 1 --out '" + t.dir + "/x.ttlp'", &out), 0);
   EXPECT_NE(out.find("--request-key"), std::string::npos) << out;
+}
+
+TEST(MatchTimeCommand, ACensoredRatesModelRecordsItAndNeedsMatchTime) {
+  Trained t;
+  if (!train_at_match(t, "--censored-rates on --residual on")) GTEST_SKIP() << "build the ttlpred target to run this test";
+  const ModelFile m = load_model_file(t.dir + "/m.ttlp");
+  const HistoryConfig h = FeatureEncoder::from_bytes(m.encoder, "test").history_config();
+  EXPECT_TRUE(h.censored_rates);
+  EXPECT_EQ(h.at, PredictionTime::Match);
+  // The residual bases are censored rates where the type has work (names say so).
+  EXPECT_NE(nlohmann::json::parse(m.meta.metrics_json).at("residual_base").dump().find("cens_rate_x_"), std::string::npos);
+  eval_agrees_with_predict(t);
+  std::string out;
+  EXPECT_NE(test::run_cli("train --data " + t.trace + " --censored-rates on --out '" + t.dir + "/x.ttlp'", &out), 0);
+  EXPECT_NE(out.find("--at match"), std::string::npos) << out;
+  EXPECT_NE(test::run_cli("train --data " + t.trace + " --at match --censored-rates yes --out '" + t.dir + "/x.ttlp'", &out), 0);
+  EXPECT_NE(out.find("--censored-rates"), std::string::npos) << out;
 }
 
 }  // namespace
