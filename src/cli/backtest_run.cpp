@@ -73,9 +73,7 @@ void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o) {
                              "when the models predict: submit (history as of each job's submission) or match (as of "
                              "its start, plus the jobs of its keys running then)");
   add_censored_option(cmd, o.censored);
-  add_residual_option(cmd, o.residual);
-  add_request_key_option(cmd, o.request_key);
-  add_censored_rates_option(cmd, o.censored_rates);
+  add_model_choice_options(cmd, o.choices);
   add_ttl_by_group_option(cmd, o.ttl_by_group);
   add_bound_options(cmd, o.bounds);
   cmd.add_option("--models-dir", o.models_dir,
@@ -102,9 +100,7 @@ Backtest run_backtest(const JobTable& trace, const BacktestCliOptions& o, const 
   b.fit.safe_ttl.request.budget = kill_budget_from_name(o.kill_budget);
   b.fit.at = parse_prediction_time(o.at, PredictionTime::Submit);
   b.fit.censored = parse_censored(o.censored);
-  b.fit.residual = parse_residual(o.residual);
-  b.fit.request_key = parse_request_key(o.request_key);
-  b.fit.censored_rates = parse_censored_rates(o.censored_rates);
+  apply_model_choices(o.choices, b.fit);
   b.fit.safe_ttl.request_by_group = o.ttl_by_group;
   b.models_dir = o.models_dir;
   b.predictor.max_ttl_s = o.bounds.max_ttl_s;

@@ -17,8 +17,8 @@ struct BacktestCliOptions {
   std::string splits = "0.5,0.6,0.7,0.8,0.9", alphas = "0.005,0.01,0.02,0.05",
               methods = "static,rolling,aci,aci-capped,multi-aci,mondrian", method = "aci-capped", key = "user", out, models_dir;
   std::string kill_budget = "count";
-  std::string at = "submit", censored = kDefaultCensored, residual = kDefaultResidual,
-              request_key = kDefaultRequestKey, censored_rates = kDefaultCensoredRates;
+  std::string at = "submit", censored = kDefaultCensored;
+  ModelChoiceOptions choices;
   bool ttl_by_group = false;
   double alpha = 0.01, window_days = 7;
   OnlineCalibrationOptions online;

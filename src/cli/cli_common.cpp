@@ -215,32 +215,34 @@ void add_censored_option(CLI::App& cmd, std::string& value) {
 
 bool parse_censored(const std::string& value) { return parse_on_off("--censored", value); }
 
-void add_residual_option(CLI::App& cmd, std::string& value) {
-  add_on_off_option(cmd, "--residual", value,
-                    "on: the network learns each job's distance from one of its history estimates (a work rate times "
-                    "its work, a recent mean run time ...), the estimate chosen per job type on the training rows; "
-                    "off: the run time itself");
+namespace {
+struct ModelChoice {
+  const char* flag;
+  std::string ModelChoiceOptions::*value;
+  bool FitOptions::*target;
+  const char* help;
+};
+const ModelChoice kModelChoices[] = {
+    {"--residual", &ModelChoiceOptions::residual, &FitOptions::residual,
+     "on: the network learns each job's distance from one of its history estimates (a work rate times its work, a "
+     "recent mean run time ...), the estimate chosen per job type on the training rows; off: the run time itself"},
+    {"--request-key", &ModelChoiceOptions::request_key, &FitOptions::request_key,
+     "on: one more history key, the user and the requested TTL together, so that the first jobs of a new production "
+     "find the earlier ones given the same TTL (pays on large ALICE-like traces at match time); off: without it"},
+    {"--censored-rates", &ModelChoiceOptions::censored_rates, &FitOptions::censored_rates,
+     "on (needs --at match): per history key and work field, the work rate with the key's running jobs as lower "
+     "bounds (their elapsed times), so that a young production's first, shortest outcomes do not set its rate alone; "
+     "off: without it"},
+};
+}  // namespace
+
+void add_model_choice_options(CLI::App& cmd, ModelChoiceOptions& choices) {
+  for (const ModelChoice& c : kModelChoices) add_on_off_option(cmd, c.flag, choices.*c.value, c.help);
 }
 
-bool parse_residual(const std::string& value) { return parse_on_off("--residual", value); }
-
-void add_request_key_option(CLI::App& cmd, std::string& value) {
-  add_on_off_option(cmd, "--request-key", value,
-                    "on: one more history key, the user and the requested TTL together, so that the first jobs of a "
-                    "new production find the earlier ones given the same TTL (pays on large ALICE-like traces at "
-                    "match time); off: without it");
+void apply_model_choices(const ModelChoiceOptions& choices, FitOptions& fit) {
+  for (const ModelChoice& c : kModelChoices) fit.*c.target = parse_on_off(c.flag, choices.*c.value);
 }
-
-bool parse_request_key(const std::string& value) { return parse_on_off("--request-key", value); }
-
-void add_censored_rates_option(CLI::App& cmd, std::string& value) {
-  add_on_off_option(cmd, "--censored-rates", value,
-                    "on (needs --at match): per history key and work field, the work rate with the key's running jobs "
-                    "as lower bounds (their elapsed times), so that a young production's first, shortest outcomes do "
-                    "not set its rate alone; off: without it");
-}
-
-bool parse_censored_rates(const std::string& value) { return parse_on_off("--censored-rates", value); }
 
 void add_ttl_by_group_option(CLI::App& cmd, bool& value) {
   cmd.add_flag("--ttl-by-group", value,

@@ -10,6 +10,7 @@
 #include "data/job_table.hpp"
 #include "engine/variant.hpp"
 #include "model/online_calibration.hpp"
+#include "pipeline/fit_model.hpp"
 #include "predict/predictor.hpp"
 
 namespace ttlpred::cli {
@@ -75,23 +76,18 @@ PredictionTime parse_prediction_time(const std::string& at, PredictionTime fallb
 void add_censored_option(CLI::App& cmd, std::string& value);
 inline constexpr const char* kDefaultCensored = "off";
 bool parse_censored(const std::string& value);
-// --residual on|off: the network learns each job's distance from its best history estimate
-// (pipeline/fit_model.hpp, FitOptions::residual). Stored as "on"/"off" in `value`.
-void add_residual_option(CLI::App& cmd, std::string& value);
-inline constexpr const char* kDefaultResidual = "off";
-bool parse_residual(const std::string& value);
-
-// --request-key on|off: the history key (user, requested TTL) (pipeline/fit_model.hpp,
-// FitOptions::request_key). Stored as "on"/"off" in `value`.
-void add_request_key_option(CLI::App& cmd, std::string& value);
-inline constexpr const char* kDefaultRequestKey = "off";
-bool parse_request_key(const std::string& value);
-
-// --censored-rates on|off: censored work-rate statistics at match time (pipeline/fit_model.hpp,
-// FitOptions::censored_rates). Stored as "on"/"off" in `value`.
-void add_censored_rates_option(CLI::App& cmd, std::string& value);
-inline constexpr const char* kDefaultCensoredRates = "off";
-bool parse_censored_rates(const std::string& value);
+// The model choices that train, backtest and pipeline share, each on|off (stored as
+// "on"/"off", all off by default): --residual (FitOptions::residual: the network learns each
+// job's distance from its best history estimate), --request-key (FitOptions::request_key:
+// the history key (user, requested TTL)) and --censored-rates (FitOptions::censored_rates:
+// work rates with the running jobs as lower bounds, at match time). One table in
+// cli_common.cpp declares them, so a new choice is added in one place.
+struct ModelChoiceOptions {
+  std::string residual = "off", request_key = "off", censored_rates = "off";
+};
+void add_model_choice_options(CLI::App& cmd, ModelChoiceOptions& choices);
+// Sets the choices in `fit`; throws Error naming the option for a value other than on or off.
+void apply_model_choices(const ModelChoiceOptions& choices, FitOptions& fit);
 
 // --ttl-by-group: a request-aware safe-TTL table per calibration group (SafeTtlOptions::request_by_group).
 void add_ttl_by_group_option(CLI::App& cmd, bool& value);

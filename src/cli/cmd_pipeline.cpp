@@ -38,8 +38,8 @@ struct PipelineOptions {
   std::uint32_t epochs = 0;  // 0: the trainer's default
   std::uint32_t finetune_epochs = 0;  // 0: set_finetune_defaults'
   bool summary_only = false, finetune = true;
-  std::string at = "submit", censored = kDefaultCensored, residual = kDefaultResidual,
-              request_key = kDefaultRequestKey, censored_rates = kDefaultCensoredRates;
+  std::string at = "submit", censored = kDefaultCensored;
+  ModelChoiceOptions choices;
 };
 
 struct Clock {
@@ -159,9 +159,7 @@ void run_pipeline(const PipelineOptions& o) {
   if (o.epochs) fit_options.train.max_epochs = o.epochs;
   fit_options.at = parse_prediction_time(o.at, PredictionTime::Submit);
   fit_options.censored = parse_censored(o.censored);
-  fit_options.residual = parse_residual(o.residual);
-  fit_options.request_key = parse_request_key(o.request_key);
-  fit_options.censored_rates = parse_censored_rates(o.censored_rates);
+  apply_model_choices(o.choices, fit_options);
   FitReport fit;
   ModelFile model = fit_model(split, fit_options, stderr_progress(), &fit);
   model.provenance.trace_format = "csv";  // the generated trace; the fine-tunes inherit it
@@ -301,9 +299,7 @@ void add_pipeline_command(CLI::App& app) {
   cmd->add_flag("--summary-only", o->summary_only, "only generate the trace and print its summary");
   add_prediction_time_option(*cmd, o->at, "when the model predicts: submit or match (train --at)");
   add_censored_option(*cmd, o->censored);
-  add_residual_option(*cmd, o->residual);
-  add_request_key_option(*cmd, o->request_key);
-  add_censored_rates_option(*cmd, o->censored_rates);
+  add_model_choice_options(*cmd, o->choices);
   cmd->callback([o] { run_pipeline(*o); });
 }
 

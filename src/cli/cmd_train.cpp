@@ -19,8 +19,8 @@ struct TrainOptions {
   std::string data, out, hidden = "256,256,256", target = "hours", group_by = "auto";
   std::string init, qat = "none", sparsity = "none", sparsity_method = "fixed-mask";
   std::string kill_budget = "count";
-  std::string at, censored = kDefaultCensored, residual = kDefaultResidual, request_key = kDefaultRequestKey,
-              censored_rates = kDefaultCensoredRates;
+  std::string at, censored = kDefaultCensored;
+  ModelChoiceOptions choices;
   double split = 0.8;
   FitOptions fit;
   TraceInput input;
@@ -61,9 +61,7 @@ void run_train(TrainOptions& o, const CLI::App& cmd) {
   o.fit.safe_ttl.request.budget = kill_budget_from_name(o.kill_budget);
   o.fit.at = parse_prediction_time(o.at, PredictionTime::Submit);
   o.fit.censored = parse_censored(o.censored);
-  o.fit.residual = parse_residual(o.residual);
-  o.fit.request_key = parse_request_key(o.request_key);
-  o.fit.censored_rates = parse_censored_rates(o.censored_rates);
+  apply_model_choices(o.choices, o.fit);
   if (o.fit.init && !o.at.empty() &&
       o.fit.at != FeatureEncoder::from_bytes(start.encoder, o.init).history_config().at)
     throw Error("--at: a fine-tune keeps the prediction time its starting model " + o.init + " was trained for");
@@ -141,9 +139,7 @@ void add_train_command(CLI::App& app) {
                              "when the model predicts: submit (default; history as of each job's submission) or match "
                              "(history as of its start, submit + wait, plus the jobs of its keys running then)");
   add_censored_option(*cmd, o->censored);
-  add_residual_option(*cmd, o->residual);
-  add_request_key_option(*cmd, o->request_key);
-  add_censored_rates_option(*cmd, o->censored_rates);
+  add_model_choice_options(*cmd, o->choices);
   cmd->add_flag("--quiet", o->quiet, "no per-epoch progress");
   add_config_and_environment(*cmd);
   cmd->callback([o, cmd] { run_train(*o, *cmd); });

@@ -225,7 +225,7 @@ struct KeyHistory {
   struct Work {
     std::uint64_t count = 0;
     double sum_log_rate = 0;
-    double m2 = 0;  // sum of squared deviations of the log rates from their mean (Welford)
+    double m2 = 0;  // sum of squared deviations of the log rates from their mean (Welford; censored_rates only)
   };
   std::array<Work, kMaxWorkFields> work{};
   // observed() of the state when this key last took a job: the eviction order under a

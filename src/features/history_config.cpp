@@ -198,9 +198,9 @@ JobKeys job_keys(const JobRecord& r) {
   }
   if (!std::isnan(r[Field::MasterJobId])) set(HistoryKey::MasterJob, keyhash::of_number(r[Field::MasterJobId]));
   const auto type = r.text(Field::JobType), package = r.text(Field::Package);
-  if (!type.empty() || !package.empty())
-    set(HistoryKey::JobTypePackage, keyhash::of_string(type), keyhash::of_string(package));
-  if (!type.empty()) out.type = keyhash::of_string(type);
+  const std::uint64_t type_hash = keyhash::of_string(type);
+  if (!type.empty() || !package.empty()) set(HistoryKey::JobTypePackage, type_hash, keyhash::of_string(package));
+  if (!type.empty()) out.type = type_hash;
   if (const auto user = r.text(Field::User); !user.empty() && r[Field::RequestedTtl] > 0)
     set(HistoryKey::UserRequest, keyhash::of_string(user), keyhash::of_number(r[Field::RequestedTtl]));
   return out;

@@ -88,13 +88,17 @@ bool HistoryState::observe(const JobKeys& keys, double wall_s_in, const JobAmoun
     for (std::size_t w = 0; w < n_work; ++w) {
       if (!has_work[w]) continue;
       KeyHistory::Work& hw = h.work[w];
-      const double mean_before = hw.count > 0 ? hw.sum_log_rate / static_cast<double>(hw.count) : 0.0;
+      // The spreads, which only the censored work rates read: Welford's update, and the pools.
+      const bool spread = cfg_.censored_rates && hw.count > 0;
+      const double mean_before = spread ? hw.sum_log_rate / static_cast<double>(hw.count) : 0.0;
       ++hw.count;
       hw.sum_log_rate += log_rate[w];
-      const double mean_after = hw.sum_log_rate / static_cast<double>(hw.count);
-      const double m2_step = hw.count > 1 ? (log_rate[w] - mean_before) * (log_rate[w] - mean_after) : 0.0;
-      hw.m2 += m2_step;
-      if (cfg_.censored_rates && hw.count > 1) pool_spread(key, w, keys.type, m2_step);
+      if (spread) {
+        const double mean_after = hw.sum_log_rate / static_cast<double>(hw.count);
+        const double m2_step = (log_rate[w] - mean_before) * (log_rate[w] - mean_after);
+        hw.m2 += m2_step;
+        pool_spread(key, w, keys.type, m2_step);
+      }
     }
     h.last_seen = observed_ + 1;
     derive(h);

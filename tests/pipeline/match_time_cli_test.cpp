@@ -41,6 +41,14 @@ bool train_at_match(Trained& t, const std::string& flags) {
   return true;
 }
 
+// `train` on the trace with `flags` fails, and its message names `named` (the option, or
+// what it needs).
+void expect_train_refused_naming(const Trained& t, const std::string& flags, const std::string& named) {
+  std::string out;
+  EXPECT_NE(test::run_cli("train --data " + t.trace + " " + flags + " --out '" + t.dir + "/x.ttlp'", &out), 0) << flags;
+  EXPECT_NE(out.find(named), std::string::npos) << out;
+}
+
 // `eval --split 0.8 --json --per-job` of the model, checked to beat the static TTLs, and
 // `predict` over the whole trace, which must print eval's line (job_id, expected_wall_s,
 // safe_ttl_s, capped: the first four columns of both files) for every scored job: the
@@ -113,8 +121,7 @@ TEST(MatchTimeCommand, AResidualModelIsScoredAndPredictedThroughItsBase) {
       << out;
   EXPECT_EQ(load_model_file(t.dir + "/q.ttlp").target.residual, m.target.residual);
 
-  EXPECT_NE(test::run_cli("train --data " + t.trace + " --residual yes --out '" + t.dir + "/x.ttlp'", &out), 0);
-  EXPECT_NE(out.find("--residual"), std::string::npos) << out;
+  expect_train_refused_naming(t, "--residual yes", "--residual");
 }
 
 TEST(MatchTimeCommand, ARequestKeyModelReadsTheUserAndRequestHistory) {
@@ -124,9 +131,7 @@ TEST(MatchTimeCommand, ARequestKeyModelReadsTheUserAndRequestHistory) {
   EXPECT_EQ(h.keys.back(), HistoryKey::UserRequest);
   EXPECT_EQ(h.at, PredictionTime::Match);
   eval_agrees_with_predict(t);
-  std::string out;
-  EXPECT_NE(test::run_cli("train --data " + t.trace + " --request-key 1 --out '" + t.dir + "/x.ttlp'", &out), 0);
-  EXPECT_NE(out.find("--request-key"), std::string::npos) << out;
+  expect_train_refused_naming(t, "--request-key 1", "--request-key");
 }
 
 TEST(MatchTimeCommand, ACensoredRatesModelRecordsItAndNeedsMatchTime) {
@@ -139,11 +144,8 @@ TEST(MatchTimeCommand, ACensoredRatesModelRecordsItAndNeedsMatchTime) {
   // The residual bases are censored rates where the type has work (names say so).
   EXPECT_NE(nlohmann::json::parse(m.meta.metrics_json).at("residual_base").dump().find("cens_rate_x_"), std::string::npos);
   eval_agrees_with_predict(t);
-  std::string out;
-  EXPECT_NE(test::run_cli("train --data " + t.trace + " --censored-rates on --out '" + t.dir + "/x.ttlp'", &out), 0);
-  EXPECT_NE(out.find("--at match"), std::string::npos) << out;
-  EXPECT_NE(test::run_cli("train --data " + t.trace + " --at match --censored-rates yes --out '" + t.dir + "/x.ttlp'", &out), 0);
-  EXPECT_NE(out.find("--censored-rates"), std::string::npos) << out;
+  expect_train_refused_naming(t, "--censored-rates on", "--at match");
+  expect_train_refused_naming(t, "--at match --censored-rates yes", "--censored-rates");
 }
 
 }  // namespace
