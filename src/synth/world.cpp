@@ -83,6 +83,62 @@ std::size_t pick_production(const std::vector<Production>& ps, double t, Rng& rn
   return last;  // rounding left x a hair above zero
 }
 
+double reco_core_s_per_gb(Interaction i) {
+  switch (i) {
+    case Interaction::pp: return 20000;
+    case Interaction::PbPb: return 32000;
+    case Interaction::pPb: return 24000;
+    case Interaction::OO: return 24000;
+  }
+  return 20000;
+}
+
+double reco_nominal_gb(const DataPeriod& period) { return 2 * period.ctf_gb * 1.15; }
+double train_nominal_gb(const Production& train, const DataPeriod& period) {
+  return train.files_per_job * period.aod_gb * 1.15;
+}
+
+double mc_cost_per_event(double hours, double events_per_job) {
+  return hours * 3600.0 * parallel_speedup(JobType::MC, 8) / events_per_job;
+}
+
+// Run-3 productions mostly keep grid_submit.sh's default TTL of 82000 s, older-style JDLs
+// say 72000 s; either is raised when the p99 rule asks for more, up to 82000 s.
+double mc_ttl(double base_ttl, double events_per_job, double cost, double version, double slow) {
+  const double mean_slow = mc_mean_s(events_per_job, cost, version, slow);
+  return std::max(base_ttl, static_ttl(lognormal_quantile(mean_slow, model_of(JobType::MC).noise_sigma, 0.99), 1.5, 1000,
+                                       72000, 82000));
+}
+
+double reco_ttl(double gb_nominal, double cost, double version, double slow) {
+  const double mean_slow = reco_mean_s(gb_nominal, cost, version, slow);
+  return static_ttl(lognormal_quantile(mean_slow, model_of(JobType::RawReco).noise_sigma, 0.99), 1.5, 1000, 43200, 82000);
+}
+
+double train_ttl(double gb_nominal, double cost, double version, double slow, int cores, double slow_io) {
+  const double mean_slow = hyperloop_mean_s(gb_nominal, cost, version, slow, cores, slow_io);
+  return static_ttl(lognormal_quantile(mean_slow, model_of(JobType::Hyperloop).noise_sigma, 0.99), 1.5, 1800, 14400,
+                    57600);
+}
+
+double merge_ttl(double s_per_file, double slow) {
+  return static_ttl(lognormal_quantile(merge_mean_s(JobType::Merge, 200, s_per_file, slow), 0.25, 0.99), 1.5, 3600, 21600,
+                    43200);
+}
+
+// Long analyses ask for more, most leave the default, a few ask for less; nobody checks it
+// against the slowest host.
+double user_ttl_habit(double typical, double u) {
+  if (typical > 15000 && u < kUserTtlHabitBreaks[0]) return typical * 1.5 < 43200 ? 43200 : 86400;
+  if (u < kUserTtlHabitBreaks[1]) return kDefaultTtlS;
+  if (u < kUserTtlHabitBreaks[2]) return typical < 2500 ? 7200 : 43200;
+  return 43200;
+}
+
+double user_typical_s(double files_mean, double s_per_file, int cores) {
+  return user_mean_s(2.0 * files_mean, s_per_file, 1.0, 0.8, cores);
+}
+
 namespace {
 
 constexpr double kDay = 86400.0;
@@ -211,16 +267,6 @@ double events_per_job(Interaction i) {
   return 100;
 }
 
-double reco_s_per_gb(Interaction i) {
-  switch (i) {
-    case Interaction::pp: return 20000;
-    case Interaction::PbPb: return 32000;
-    case Interaction::pPb: return 24000;
-    case Interaction::OO: return 24000;
-  }
-  return 20000;
-}
-
 std::string mc_tag(std::size_t idx, double begin) {
   // LHC24a3b style: year of creation, then letter, digit, letter (unique per index).
   std::string s = "LHC" + yyyymmdd(begin).substr(2, 2);
@@ -300,17 +346,11 @@ World build_world(std::uint64_t seed, double begin, double days) {
       p.cores = 8;
       const double mult = r.uniform();
       p.events_per_job = events_per_job(period.interaction) * (mult < 0.2 ? 0.5 : mult < 0.8 ? 1.0 : 2.0);
-      const double hours = std::clamp(r.lognormal_median(3.0, 0.45), 0.75, 9.0);
-      p.cost = hours * 3600.0 * parallel_speedup(JobType::MC, 8) / p.events_per_job;
-      const double mean_slow = mc_mean_s(p.events_per_job, p.cost, w.o2sim.versions[p.package].cost_factor, slow);
-      // Run-3 productions mostly keep grid_submit.sh's default TTL of 82000 s, older-style
-      // JDLs say 72000 s; either is raised when the p99 rule asks for more, up to 82000 s.
-      const double base_ttl = r.chance(0.65) ? 82000.0 : 72000.0;
-      p.ttl = std::max(base_ttl, static_ttl(lognormal_quantile(mean_slow, model_of(JobType::MC).noise_sigma, 0.99), 1.5,
-                                            1000, 72000, 82000));
-      p.merge_s_per_file = r.lognormal_median(30.0, 0.3);
-      p.merge_ttl = static_ttl(lognormal_quantile(merge_mean_s(JobType::Merge, 200, p.merge_s_per_file, slow), 0.25, 0.99),
-                               1.5, 3600, 21600, 43200);
+      p.cost = mc_cost_per_event(kMcHoursPrior.draw(r), p.events_per_job);
+      const double base_ttl = r.chance(kMcTtl82000Share) ? 82000.0 : 72000.0;
+      p.ttl = mc_ttl(base_ttl, p.events_per_job, p.cost, w.o2sim.versions[p.package].cost_factor, slow);
+      p.merge_s_per_file = kMergeCostPrior.draw(r);
+      p.merge_ttl = merge_ttl(p.merge_s_per_file, slow);
       p.rss_mb = r.uniform(1500, 2600) * 8;
     });
     for (std::size_t i = 0; i < w.mc.size(); ++i) w.mc[i].tag = mc_tag(i, w.mc[i].begin);
@@ -326,13 +366,10 @@ World build_world(std::uint64_t seed, double begin, double days) {
       p.pass = "apass" + std::to_string(++period.passes);
       p.package = w.async_reco.latest_at(p.begin);
       p.cores = 8;
-      p.cost = reco_s_per_gb(period.interaction) * r.lognormal_median(1.0, 0.25);
-      const double gb_nominal = 2 * period.ctf_gb * 1.15;
-      const double mean_slow = reco_mean_s(gb_nominal, p.cost, w.async_reco.versions[p.package].cost_factor, slow);
-      p.ttl = static_ttl(lognormal_quantile(mean_slow, model_of(JobType::RawReco).noise_sigma, 0.99), 1.5, 1000, 43200, 82000);
-      p.merge_s_per_file = r.lognormal_median(30.0, 0.3);
-      p.merge_ttl = static_ttl(lognormal_quantile(merge_mean_s(JobType::Merge, 200, p.merge_s_per_file, slow), 0.25, 0.99),
-                               1.5, 3600, 21600, 43200);
+      p.cost = reco_core_s_per_gb(period.interaction) * kRecoCostFactorPrior.draw(r);
+      p.ttl = reco_ttl(reco_nominal_gb(period), p.cost, w.async_reco.versions[p.package].cost_factor, slow);
+      p.merge_s_per_file = kMergeCostPrior.draw(r);
+      p.merge_ttl = merge_ttl(p.merge_s_per_file, slow);
       p.rss_mb = r.uniform(2000, 3500) * 8;
     });
   }
@@ -347,14 +384,11 @@ World build_world(std::uint64_t seed, double begin, double days) {
       // Single-core unless the train needs more than 3.2 GB PSS (alice-facts.md).
       p.cores = r.chance(0.15) ? 2 : 1;
       p.rss_mb = p.cores == 2 ? r.uniform(3300, 6000) : r.uniform(800, 3200);
-      p.cost = std::clamp(r.lognormal_median(150.0, 0.6), 20.0, 2000.0);
+      p.cost = kTrainCostPrior.draw(r);
       p.files_per_job = static_cast<int>(r.between(5, 40));
-      const double gb = p.files_per_job * w.periods[p.period].aod_gb * 1.15;
-      const double mean_slow = hyperloop_mean_s(gb, p.cost, w.o2physics.versions[p.package].cost_factor, slow, p.cores,
-                                                w.slowest_io);
-      p.ttl = static_ttl(lognormal_quantile(mean_slow, model_of(JobType::Hyperloop).noise_sigma, 0.99), 1.5, 1800, 14400,
-                         57600);
-      p.merge_s_per_file = r.lognormal_median(4.0, 0.4);
+      p.ttl = train_ttl(train_nominal_gb(p, w.periods[p.period]), p.cost, w.o2physics.versions[p.package].cost_factor, slow,
+                        p.cores, w.slowest_io);
+      p.merge_s_per_file = kHlMergeCostPrior.draw(r);
       p.merge_ttl = kDefaultTtlS;  // train merging jobs keep JAliEn's default
     });
     for (std::size_t i = 0; i < w.trains.size(); ++i) w.trains[i].tag = "hy_" + std::to_string(210000 + i * 7);
@@ -367,7 +401,7 @@ World build_world(std::uint64_t seed, double begin, double days) {
     for (int i = 0; i < 600; ++i) {
       User u;
       u.name = user_name(rng, taken);
-      u.s_per_file = std::clamp(rng.lognormal_median(150.0, 1.0), 5.0, 20000.0);
+      u.s_per_file = kUserCostPrior.draw(rng);
       u.files_mean = std::clamp(rng.lognormal_median(8.0, 0.8), 1.0, 100.0);
       u.file_gb = rng.uniform(0.2, 2.0);
       const double c = rng.uniform();
@@ -375,14 +409,7 @@ World build_world(std::uint64_t seed, double begin, double days) {
       u.package_lag_s = rng.exponential(7.0) * kDay;
       u.rss_mb = std::clamp(rng.lognormal_median(1500.0, 0.5), 300.0, 7000.0);
       u.period = w.period_picker.pick(rng);
-      // A user's TTL habit: long analyses ask for more, most leave the default, a few
-      // ask for less; nobody checks it against the slowest host.
-      const double typical = user_mean_s(2.0 * u.files_mean, u.s_per_file, 1.0, 0.8, u.cores);
-      const double t = rng.uniform();
-      if (typical > 15000 && t < 0.5) u.ttl = typical * 1.5 < 43200 ? 43200 : 86400;
-      else if (t < 0.75) u.ttl = kDefaultTtlS;
-      else if (t < 0.90) u.ttl = typical < 2500 ? 7200 : 43200;
-      else u.ttl = 43200;
+      u.ttl = user_ttl_habit(user_typical_s(u.files_mean, u.s_per_file, u.cores), rng.uniform());
       activity.push_back(rng.pareto(1.0, 1.1));
       w.users.push_back(std::move(u));
     }

@@ -5,8 +5,10 @@
 // users with heavy-tailed activity. Built once from the seed; the job generator only reads
 // it. Every per-production and per-user constant here is something a model can learn from
 // the history of earlier jobs of that production or user.
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,6 +97,55 @@ struct User {
   double rss_mb;
   std::size_t period;    // the data this user analyses
 };
+
+// A latent constant of one production or user: drawn once, log-normal with this median and
+// sigma, clamped to [lo, hi]. Its value is hidden from the trace; only the run times of the
+// jobs that share it tell it. Named here because two readers need the same numbers:
+// build_world draws from them and the match-time floor (synth/match_floor.hpp) uses them as
+// the prior of the best predictor.
+struct LatentPrior {
+  double median, sigma;
+  double lo = 0, hi = std::numeric_limits<double>::infinity();
+  double draw(Rng& rng) const { return std::clamp(rng.lognormal_median(median, sigma), lo, hi); }
+};
+// MC: a job's hours on the reference host at the production's nominal events (the per-event
+// cost is derived from it, mc_cost_per_event).
+inline constexpr LatentPrior kMcHoursPrior{3.0, 0.45, 0.75, 9.0};
+// RAW_RECO: the campaign's factor on its collision system's core-s per GB.
+inline constexpr LatentPrior kRecoCostFactorPrior{1.0, 0.25};
+// HYPERLOOP: the train's core-s per GB.
+inline constexpr LatentPrior kTrainCostPrior{150.0, 0.6, 20.0, 2000.0};
+// MERGE (per production) and HL_MERGE (per train): s per merged file on the reference host.
+inline constexpr LatentPrior kMergeCostPrior{30.0, 0.3};
+inline constexpr LatentPrior kHlMergeCostPrior{4.0, 0.4};
+// USER: the user's core-s per input file.
+inline constexpr LatentPrior kUserCostPrior{150.0, 1.0, 5.0, 20000.0};
+
+// Core-s per GB of reconstruction by collision system (before the campaign's factor).
+double reco_core_s_per_gb(Interaction i);
+// MC per-event cost (core-s) from the latent hours and the production's nominal events.
+double mc_cost_per_event(double hours, double events_per_job);
+
+// The job size each static TTL rule is sized for: 2 CTF files of the period (RAW_RECO), the
+// train's files per job of the period's AO2D (HYPERLOOP); 15 % above the mean file size.
+double reco_nominal_gb(const DataPeriod& period);
+double train_nominal_gb(const Production& train, const DataPeriod& period);
+
+// The static TTL rules of build_world, as functions of each latent constant, so that the
+// floor can tell which latent values a production's observed TTL allows. `slow` and
+// `slow_io` are the world's slowest host speed and storage factor.
+double mc_ttl(double base_ttl, double events_per_job, double cost, double version, double slow);
+double reco_ttl(double gb_nominal, double cost, double version, double slow);
+double train_ttl(double gb_nominal, double cost, double version, double slow, int cores, double slow_io);
+double merge_ttl(double s_per_file, double slow);
+// MC productions keep grid_submit.sh's 82000 s with this probability, else 72000 s.
+inline constexpr double kMcTtl82000Share = 0.65;
+// A user's TTL habit from the mean run time of a job twice the user's typical size on a
+// 0.8-speed host (`typical`) and the user's uniform draw `u` in [0, 1); the habit changes
+// only where u crosses one of kUserTtlHabitBreaks.
+double user_ttl_habit(double typical, double u);
+inline constexpr std::array<double, 3> kUserTtlHabitBreaks = {0.5, 0.75, 0.9};
+double user_typical_s(double files_mean, double s_per_file, int cores);
 
 struct World {
   double begin = 0, end = 0;  // the simulated interval

@@ -37,6 +37,26 @@ TEST(GenerateCommand, WritesTheTraceAndPrintsItsSummary) {
   EXPECT_EQ(sa, sb);
 }
 
+TEST(GenerateCommand, FloorPrintsItsTableAndWritesOneLinePerScoredJob) {
+  const std::string dir = test::temp_dir();
+  std::string out;
+  RUN_CLI_OR_SKIP("generate --jobs 5000 --floor 0.8 --floor-per-job '" + dir + "/f.csv'", out);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("match-time floor over the rows after split 0.8"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nall "), std::string::npos) << out;
+  EXPECT_NE(out.find("HYPERLOOP, none finished"), std::string::npos) << out;
+  EXPECT_EQ(out.find("warning"), std::string::npos) << out;
+  std::ifstream in(dir + "/f.csv");
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header, "job_id,floor_s,finished_siblings,running_siblings_used");
+  std::size_t lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  EXPECT_EQ(lines, 1000u);
+  EXPECT_NE(test::run_cli("generate --jobs 100 --floor-per-job '" + dir + "/g.csv'", &out), 0);
+  EXPECT_NE(out.find("--floor"), std::string::npos) << out;
+}
+
 TEST(GenerateCommand, RefusesBadOptionsWithAClearMessage) {
   const std::string dir = test::temp_dir();
   std::string out;
