@@ -3,6 +3,7 @@
 // an encoder fitted on a made-up table (users, job types, cores, requests, history features),
 // a random network of matching widths, a safe-TTL calibration on made-up residuals. Used by
 // the service and predictor tests.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -24,6 +25,7 @@ inline const std::vector<std::string>& test_users() {
 }
 
 // `keys` picks the history keys: a model with other keys cannot take over a running state.
+// With JobTypeSystem the jobs get a collision system (interaction_type) too.
 // `at`: the prediction time its history configuration is made for. `censored_rates` (match
 // time only): events as the work field, its rates with the running jobs as lower bounds.
 inline void write_test_model(const std::string& path, unsigned seed,
@@ -32,6 +34,7 @@ inline void write_test_model(const std::string& path, unsigned seed,
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   const std::vector<std::string> types = {"MC", "USER", "MERGE"};
+  const bool systems = std::find(keys.begin(), keys.end(), HistoryKey::JobTypeSystem) != keys.end();
   JobTable t;
   JobRecord r;
   for (std::size_t i = 0; i < 300; ++i) {
@@ -40,6 +43,7 @@ inline void write_test_model(const std::string& path, unsigned seed,
     r[Field::SubmitTime] = 1.7e9 + static_cast<double>(i) * 60;
     r.text(Field::User) = test_users()[i % test_users().size()];
     r.text(Field::JobType) = types[i % types.size()];
+    if (systems) r.text(Field::InteractionType) = i % 6 < 3 ? "pp" : "PbPb";
     r[Field::CpuCores] = static_cast<double>(1u << (i % 4));
     r[Field::RequestedTtl] = std::floor(3600 + u(rng) * 80000);
     r[Field::WaitTime] = 30;

@@ -86,6 +86,7 @@ bool apply_options(const py::dict& options, FitOptions& fit) {
       {"residual", [&](const py::handle& v) { fit.residual = v.cast<bool>(); }},
       {"request-key", [&](const py::handle& v) { fit.request_key = v.cast<bool>(); }},
       {"censored-rates", [&](const py::handle& v) { fit.censored_rates = v.cast<bool>(); }},
+      {"system-key", [&](const py::handle& v) { fit.system_key = v.cast<bool>(); }},
       {"at", [&](const py::handle& v) {
          const std::string name = v.cast<std::string>();
          const auto at = prediction_time_by_name(name);

@@ -103,13 +103,13 @@ def test_python_residual_training_equals_cli(alice_csv, workdir):
 
 
 def test_python_match_time_censored_rates_equal_cli(alice_csv, workdir):
-    """at="match", censored_rates=True is `train --at match --censored-rates on`: the same
-    network, base and answers, and predictions at match time."""
+    """at="match", censored_rates=True, system_key=True is `train --at match --censored-rates on
+    --system-key on`: the same network, base and answers, and predictions at match time."""
     ours, theirs = workdir / "censored-python.ttlp", workdir / "censored-cli.ttlp"
     ttlpred.train(ttlpred.read_trace(alice_csv), ours, split=0.8, at="match", residual=True, censored_rates=True,
-                  **TRAIN_OPTIONS)
+                  system_key=True, **TRAIN_OPTIONS)
     cli("train", "--data", alice_csv, "--out", theirs, "--split", 0.8, "--at", "match", "--residual", "on",
-        "--censored-rates", "on", *TRAIN_ARGS)
+        "--censored-rates", "on", "--system-key", "on", *TRAIN_ARGS)
     a, b = ttlpred.Predictor(ours), ttlpred.Predictor(theirs)
     assert a.metadata()["metrics"]["prediction_time"] == "match"
     assert a.metadata()["metrics"]["residual_base"] == b.metadata()["metrics"]["residual_base"]

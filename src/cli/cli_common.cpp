@@ -233,6 +233,10 @@ const ModelChoice kModelChoices[] = {
      "on (needs --at match): per history key and work field, the work rate with the key's running jobs as lower "
      "bounds (their elapsed times), so that a young production's first, shortest outcomes do not set its rate alone; "
      "off: without it"},
+    {"--system-key", &ModelChoiceOptions::system_key, &FitOptions::system_key,
+     "on: one more history key, the job type and the collision system (interaction_type) together, so that the first "
+     "jobs of a new production find the earlier ones of the same kind of work (pays on large ALICE-like traces at "
+     "match time); off: without it"},
 };
 }  // namespace
 

@@ -79,11 +79,12 @@ bool parse_censored(const std::string& value);
 // The model choices that train, backtest and pipeline share, each on|off (stored as
 // "on"/"off", all off by default): --residual (FitOptions::residual: the network learns each
 // job's distance from its best history estimate), --request-key (FitOptions::request_key:
-// the history key (user, requested TTL)) and --censored-rates (FitOptions::censored_rates:
-// work rates with the running jobs as lower bounds, at match time). One table in
+// the history key (user, requested TTL)), --censored-rates (FitOptions::censored_rates:
+// work rates with the running jobs as lower bounds, at match time) and --system-key
+// (FitOptions::system_key: the history key (job type, collision system)). One table in
 // cli_common.cpp declares them, so a new choice is added in one place.
 struct ModelChoiceOptions {
-  std::string residual = "off", request_key = "off", censored_rates = "off";
+  std::string residual = "off", request_key = "off", censored_rates = "off", system_key = "off";
 };
 void add_model_choice_options(CLI::App& cmd, ModelChoiceOptions& choices);
 // Sets the choices in `fit`; throws Error naming the option for a value other than on or off.

@@ -49,8 +49,12 @@ enum class HistoryKey : std::uint8_t {
   // look-alikes. Opt-in (pipeline/fit_model.hpp, FitOptions::request_key): it pays on a large
   // ALICE-like trace at match time and not on small or SWF traces (docs/features.md).
   UserRequest,
+  // job_type and interaction_type (the collision system) together: a kind of work on one
+  // system, whose cost per unit of work a new production of that kind shares more closely
+  // than with the others of its type. Opt-in (FitOptions::system_key), like UserRequest.
+  JobTypeSystem,
 };
-inline constexpr std::size_t kNumHistoryKeys = 10;
+inline constexpr std::size_t kNumHistoryKeys = 11;
 std::string_view history_key_name(HistoryKey k);
 
 // When a job is predicted, which decides what its history may see.
@@ -179,7 +183,8 @@ struct HistoryConfig {
   // Every key whose column(s) have values in `t` (All always), ratio stats when `t` has
   // requested TTLs, work-rate stats for each work field with a value > 0 in `t` (per host
   // speed when `t` has host speeds). This is the default feature set for a trace, except that
-  // training drops UserRequest unless asked for it (FitOptions::request_key).
+  // training drops UserRequest and JobTypeSystem unless asked for them (FitOptions::request_key,
+  // FitOptions::system_key).
   static HistoryConfig for_table(const JobTable& t, std::uint32_t last_k = 5, double ewma_alpha = 0.3);
 
   bool running_stats() const { return at == PredictionTime::Match; }

@@ -26,6 +26,7 @@ class TableKeys {
     for (std::size_t k = 0; k < kSingles.size(); ++k) hash_dictionary(kSingles[k].second, single_[k]);
     hash_dictionary(Field::JobType, type_);
     hash_dictionary(Field::Package, package_);
+    hash_dictionary(Field::InteractionType, system_);
   }
 
   JobKeys operator()(std::size_t row) const {
@@ -42,6 +43,8 @@ class TableKeys {
       set(out, HistoryKey::JobTypePackage, type == kMissingCode ? empty_ : type_[type],
           package == kMissingCode ? empty_ : package_[package]);
     if (type != kMissingCode) out.type = type_[type];
+    if (const auto system = t_.codes(Field::InteractionType)[row]; system != kMissingCode)
+      set(out, HistoryKey::JobTypeSystem, type == kMissingCode ? empty_ : type_[type], system_[system]);
     const auto user = t_.codes(Field::User)[row];
     const double request = t_.num(Field::RequestedTtl)[row];
     if (user != kMissingCode && request > 0)
@@ -75,7 +78,7 @@ class TableKeys {
 
   const JobTable& t_;
   std::array<std::vector<std::uint64_t>, kSingles.size()> single_;
-  std::vector<std::uint64_t> type_, package_;
+  std::vector<std::uint64_t> type_, package_, system_;
   std::uint64_t empty_ = keyhash::of_string("");
 };
 

@@ -9,7 +9,8 @@ namespace ttlpred {
 namespace {
 
 constexpr std::array<std::string_view, kNumHistoryKeys> kKeyNames = {
-    "all", "user", "group", "queue", "partition", "executable", "production", "master_job", "type_package", "user_request"};
+    "all", "user", "group", "queue", "partition", "executable", "production", "master_job", "type_package", "user_request",
+    "type_system"};
 
 constexpr std::array<std::string_view, kRatioHistoryStats> kStatNames = {
     "log_count", "log_mean_k", "log_ewma", "log_max", "log_last", "mean_log", "ratio_k", "log_ratio_x_request"};
@@ -65,6 +66,7 @@ HistoryConfig HistoryConfig::for_table(const JobTable& t, std::uint32_t last_k, 
       case HistoryKey::MasterJob: has = t.has_values(Field::MasterJobId); break;
       case HistoryKey::JobTypePackage: has = t.has_values(Field::JobType) || t.has_values(Field::Package); break;
       case HistoryKey::UserRequest: has = t.has_values(Field::User) && t.has_values(Field::RequestedTtl); break;
+      case HistoryKey::JobTypeSystem: has = t.has_values(Field::InteractionType); break;
       default: has = t.has_values(single_column(k)); break;
     }
     if (has) c.keys.push_back(k);
@@ -201,6 +203,8 @@ JobKeys job_keys(const JobRecord& r) {
   const std::uint64_t type_hash = keyhash::of_string(type);
   if (!type.empty() || !package.empty()) set(HistoryKey::JobTypePackage, type_hash, keyhash::of_string(package));
   if (!type.empty()) out.type = type_hash;
+  if (const auto system = r.text(Field::InteractionType); !system.empty())
+    set(HistoryKey::JobTypeSystem, type_hash, keyhash::of_string(system));
   if (const auto user = r.text(Field::User); !user.empty() && r[Field::RequestedTtl] > 0)
     set(HistoryKey::UserRequest, keyhash::of_string(user), keyhash::of_number(r[Field::RequestedTtl]));
   return out;

@@ -81,12 +81,15 @@ std::vector<std::uint8_t> HistoryState::to_bytes() const {
     const RunningJob& r = running_.at(job);
     w.put<std::uint64_t>(job);
     w.put<double>(r.start_s);
+    // Only the keys the configuration uses: the state reads no others, and a file for a
+    // configuration without a newer key kind stays readable by a build that predates it.
     std::uint16_t present = 0;
-    for (std::size_t k = 0; k < kNumHistoryKeys; ++k)
-      if (r.keys.present[k]) present = static_cast<std::uint16_t>(present | (1u << k));
+    for (auto key : cfg_.keys)
+      if (const auto k = static_cast<std::size_t>(key); r.keys.present[k])
+        present = static_cast<std::uint16_t>(present | (1u << k));
     w.put<std::uint16_t>(present);
     for (std::size_t k = 0; k < kNumHistoryKeys; ++k)
-      if (r.keys.present[k]) w.put<std::uint64_t>(r.keys.hash[k]);
+      if (present & (1u << k)) w.put<std::uint64_t>(r.keys.hash[k]);
     if (cfg_.censored_rates)
       for (std::size_t f = 0; f < cfg_.work_fields.size(); ++f) w.put<float>(r.log_work[f]);
   }

@@ -113,6 +113,7 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
   const HistoryConfig hcfg = options.init ? start_encoder.history_config() : [&] {
     HistoryConfig c = HistoryConfig::for_table(jobs);
     if (!options.request_key) std::erase(c.keys, HistoryKey::UserRequest);
+    if (!options.system_key) std::erase(c.keys, HistoryKey::JobTypeSystem);
     c.at = options.at;
     if (options.censored_rates && c.at != PredictionTime::Match)
       throw Error("censored work rates (--censored-rates on) need the history at match time (--at match)");

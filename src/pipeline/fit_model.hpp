@@ -49,6 +49,11 @@ struct FitOptions {
   // 0.955 -> 0.942 h), on the 50 000-job traces and KTH-SP2 it raised it at most backtest
   // splits (docs/ACCURACY.md, "A key for look-alike jobs"). A fine-tune keeps its model's keys.
   bool request_key = false;
+  // The history key (job type, collision system) (features/history.hpp, JobTypeSystem): a new
+  // production's first guess from the earlier productions of its kind of work. On the 1 M
+  // ALICE-like trace at match time, with the four options above and below, it lowered the
+  // RMSE (docs/ACCURACY.md, "A key for the kind of work"). A fine-tune keeps its model's keys.
+  bool system_key = false;
   // Censored work rates (features/history.hpp; match time only): each key's work rate takes
   // its running jobs as lower bounds, in place of the plain one. On the 1 M ALICE-like trace
   // at match time it lowered the RMSE (0.944 -> 0.936 h, three seeds, with the three options

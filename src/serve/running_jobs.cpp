@@ -14,8 +14,9 @@ using nlohmann::json;
 // The fields job_keys() and HistoryConfig::amounts_of() read (features/history_config.cpp:
 // the keys, with the request of the (user, request) key, and the work of the censored work
 // rates), and the submit time. A replayed start must have the keys and work it had.
-constexpr Field kKeyTexts[] = {Field::User,       Field::Group,         Field::Queue,   Field::Partition,
-                               Field::Executable, Field::ProductionTag, Field::JobType, Field::Package};
+constexpr Field kKeyTexts[] = {Field::User,          Field::Group,   Field::Queue,   Field::Partition,
+                               Field::Executable,    Field::ProductionTag, Field::JobType, Field::Package,
+                               Field::InteractionType};
 constexpr Field kKeyNumbers[] = {Field::MasterJobId, Field::SubmitTime, Field::RequestedTtl, Field::Events,
                                  Field::InputBytes,  Field::InputFiles, Field::HostSpeed};
 

@@ -213,6 +213,53 @@ TEST(History, UserRequestKeyJoinsOnlyTheSameUserAndRequest) {
   EXPECT_EQ(HistoryConfig::for_table(no_requests).keys, (std::vector<HistoryKey>{HistoryKey::All, HistoryKey::User}));
 }
 
+TEST(History, TypeSystemKeyJoinsOnlyTheSameJobTypeAndCollisionSystem) {
+  JobTable t;
+  auto add_typed = [&](double submit, double wall, const char* type, const char* system) {
+    JobRecord r;
+    r[Field::SubmitTime] = submit;
+    r[Field::WaitTime] = 0;
+    r[Field::WallTime] = wall;
+    r.text(Field::User) = "u1";
+    r.text(Field::JobType) = type;
+    r.text(Field::InteractionType) = system;
+    t.append(r);
+  };
+  add_typed(0, 10, "RAW_RECO", "PbPb");  // 0: finishes at 10
+  add_typed(0, 20, "RAW_RECO", "pp");    // 1: another system
+  add_typed(0, 30, "MC", "PbPb");        // 2: another type
+  add_typed(0, 40, "", "PbPb");          // 3: no type: its own (empty type, PbPb) key
+  add_typed(100, 5, "RAW_RECO", "PbPb"); // 4: sees 0 only
+  add_typed(100, 5, "MC", "PbPb");       // 5: sees 2 only
+  add_typed(100, 5, "RAW_RECO", "");     // 6: no system, no key: an empty history
+  HistoryConfig c = hand_config();
+  c.keys = {HistoryKey::User, HistoryKey::JobTypeSystem};
+  const HistoryMatrix m = compute_history(t, c);
+  ASSERT_EQ(m.width, 2 * kStats);
+  EXPECT_EQ(stat(m, 4, 0, HistoryStat::LogCount), f(std::log1p(4.0)));  // the user: all four
+  EXPECT_EQ(stat(m, 4, 1, HistoryStat::LogCount), f(std::log1p(1.0)));
+  EXPECT_EQ(stat(m, 4, 1, HistoryStat::LogLast), f(std::log1p(10.0)));
+  EXPECT_EQ(stat(m, 5, 1, HistoryStat::LogCount), f(std::log1p(1.0)));
+  EXPECT_EQ(stat(m, 5, 1, HistoryStat::LogLast), f(std::log1p(30.0)));
+  EXPECT_EQ(stat(m, 6, 1, HistoryStat::LogCount), 0.0f);
+  EXPECT_TRUE(std::isnan(stat(m, 6, 1, HistoryStat::LogLast)));
+  // One record at a time (job_keys) groups as the table walk does.
+  HistoryState s(c);
+  JobRecord r;
+  for (std::size_t i = 0; i < 4; ++i) {
+    t.record(i, r);
+    s.observe(r);
+  }
+  std::vector<float> row(c.width());
+  t.record(4, r);
+  s.features(r, row.data());
+  EXPECT_EQ(row[kStats + static_cast<std::size_t>(HistoryStat::LogLast)], f(std::log1p(10.0)));
+  // The table supports the key where it has collision systems; training adds it on request
+  // (FitOptions::system_key).
+  EXPECT_EQ(HistoryConfig::for_table(t).keys.back(), HistoryKey::JobTypeSystem);
+  EXPECT_EQ(history_key_name(HistoryKey::JobTypeSystem), "type_system");
+}
+
 TEST(History, ConfigFollowsTheTableColumns) {
   const JobTable t = test::random_feature_table(100, 1);
   const HistoryConfig c = HistoryConfig::for_table(t);

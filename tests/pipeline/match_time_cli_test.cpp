@@ -1,7 +1,7 @@
-// `train --at match`, `--censored on`, `--residual on`, `--request-key on` and
-// `--censored-rates on` as scripts call them: the model records its prediction time (a
-// residual model the history estimates its output is relative to, a request-key model its
-// extra history key, a censored-rates model its flag), `eval` and
+// `train --at match`, `--censored on`, `--residual on`, `--request-key on`, `--system-key on`
+// and `--censored-rates on` as scripts call them: the model records its prediction time (a
+// residual model the history estimates its output is relative to, a request-key or
+// system-key model its extra history key, a censored-rates model its flag), `eval` and
 // `predict` default to it and print the same answer for every scored job, a match-time
 // model is refused at submit time, a fine-tune keeps a residual model's base, and a bad
 // value names its option.
@@ -132,6 +132,16 @@ TEST(MatchTimeCommand, ARequestKeyModelReadsTheUserAndRequestHistory) {
   EXPECT_EQ(h.at, PredictionTime::Match);
   eval_agrees_with_predict(t);
   expect_train_refused_naming(t, "--request-key 1", "--request-key");
+}
+
+TEST(MatchTimeCommand, ASystemKeyModelReadsTheTypeAndSystemHistory) {
+  Trained t;
+  if (!train_at_match(t, "--system-key on --residual on")) GTEST_SKIP() << "build the ttlpred target to run this test";
+  const HistoryConfig h = FeatureEncoder::from_bytes(load_model_file(t.dir + "/m.ttlp").encoder, "test").history_config();
+  EXPECT_EQ(h.keys.back(), HistoryKey::JobTypeSystem);
+  EXPECT_EQ(std::count(h.keys.begin(), h.keys.end(), HistoryKey::UserRequest), 0);
+  eval_agrees_with_predict(t);
+  expect_train_refused_naming(t, "--system-key maybe", "--system-key");
 }
 
 TEST(MatchTimeCommand, ACensoredRatesModelRecordsItAndNeedsMatchTime) {

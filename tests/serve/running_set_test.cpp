@@ -31,7 +31,7 @@ using nlohmann::json;
 JobTable overlapping_trace(std::size_t n, unsigned seed) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> wait(0, 1800), wall(60, 9000), gap(0, 240);
-  const std::vector<std::string> types = {"MC", "USER", "MERGE"};
+  const std::vector<std::string> types = {"MC", "USER", "MERGE"}, systems = {"pp", "PbPb"};
   JobTable t;
   JobRecord r;
   double submit = 1.8e9;
@@ -42,6 +42,7 @@ JobTable overlapping_trace(std::size_t n, unsigned seed) {
     r[Field::SubmitTime] = submit;
     r.text(Field::User) = test::test_users()[(i * 7) % test::test_users().size()];
     r.text(Field::JobType) = types[i % types.size()];
+    r.text(Field::InteractionType) = systems[(i / 3) % systems.size()];
     r[Field::CpuCores] = static_cast<double>(1u << (i % 4));
     r[Field::RequestedTtl] = 80000 + 100.0 * static_cast<double>(i % 50);
     r[Field::WaitTime] = wait(rng);
@@ -52,9 +53,14 @@ JobTable overlapping_trace(std::size_t n, unsigned seed) {
   return t;
 }
 
+// The censored-rates model also reads the (job type, collision system) key, so that its
+// journal lines and snapshots must carry interaction_type too.
 std::string match_model(const std::string& dir, bool censored_rates = false) {
   const std::string path = dir + "/match.ttlp";
-  test::write_test_model(path, 5, {HistoryKey::All, HistoryKey::User}, PredictionTime::Match, censored_rates);
+  const std::vector<HistoryKey> keys = censored_rates
+                                           ? std::vector<HistoryKey>{HistoryKey::All, HistoryKey::User, HistoryKey::JobTypeSystem}
+                                           : std::vector<HistoryKey>{HistoryKey::All, HistoryKey::User};
+  test::write_test_model(path, 5, keys, PredictionTime::Match, censored_rates);
   // Answers of about an hour, below the requests: the comparisons see the network's numbers,
   // not the bounds (as write_hour_scale_test_model). The random network's output swings
   // wider with the work columns of the censored model, hence its narrower scale.
@@ -72,6 +78,7 @@ json job_json(const JobTable& t, std::size_t i) {
               {"submit_time", r[Field::SubmitTime]},
               {"user", std::string(r.text(Field::User))},
               {"job_type", std::string(r.text(Field::JobType))},
+              {"interaction_type", std::string(r.text(Field::InteractionType))},
               {"cpu_cores", r[Field::CpuCores]},
               {"requested_ttl_s", r[Field::RequestedTtl]},
               {"events", r[Field::Events]}};
@@ -244,7 +251,7 @@ TEST(ServeRunning, MatchAnswersEqualTheTableWalkAtMatchTimeAcrossRestarts) { exp
 TEST(ServeRunning, StartedEventsAndPredictEqualTheTableWalkAcrossRestarts) { expect_answers_equal_the_walk(true); }
 
 // With censored work rates the running jobs' work travels with their starts (journal lines,
-// snapshots) and moves the rate estimates.
+// snapshots) and moves the rate estimates; so do their (job type, collision system) keys.
 TEST(ServeRunning, CensoredRatesAnswerAsTheTableWalkAcrossRestarts) {
   expect_answers_equal_the_walk(false, true);
   const std::string dir = test::temp_dir();
