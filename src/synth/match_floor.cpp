@@ -164,16 +164,20 @@ class FloorBuilder {
     const double speed = r[Field::HostSpeed], files = r[Field::InputFiles], gb = r[Field::InputBytes] / 1e9;
     const int cores = static_cast<int>(r[Field::CpuCores]);
     Kind kind{};
-    const void* owner = nullptr;
     const Production* prod = nullptr;
     const User* user = nullptr;
-    std::function<double(double)> mean;
+    // The job's mean is affine in theta: a = mean(0), b = mean(1) - mean(0).
+    Run run;
+    auto set_mean = [&run](auto mean) {
+      run.a = mean(0.0);
+      run.b = mean(1.0) - run.a;
+    };
     switch (type) {
       case JobType::MC: {
         prod = &wi_.mc(r.text(Field::ProductionTag));
         const double v = wi_.version(r.text(Field::Package)), events = r[Field::Events], epj = prod->events_per_job;
         kind = Kind::McHours;
-        mean = [=](double t) { return mc_mean_s(events, mc_cost_per_event(t, epj), v, speed); };
+        set_mean([=](double t) { return mc_mean_s(events, mc_cost_per_event(t, epj), v, speed); });
         break;
       }
       case JobType::RawReco: {
@@ -181,14 +185,14 @@ class FloorBuilder {
         const double v = wi_.version(r.text(Field::Package));
         const double base = reco_core_s_per_gb(wi_.world().periods[prod->period].interaction);
         kind = Kind::RecoFactor;
-        mean = [=](double t) { return reco_mean_s(gb, base * t, v, speed); };
+        set_mean([=](double t) { return reco_mean_s(gb, base * t, v, speed); });
         break;
       }
       case JobType::Hyperloop: {
         prod = &wi_.train(r.text(Field::ProductionTag));
         const double v = wi_.version(r.text(Field::Package)), io = wi_.io(r.text(Field::Site));
         kind = Kind::TrainCost;
-        mean = [=](double t) { return hyperloop_mean_s(gb, t, v, speed, cores, io); };
+        set_mean([=](double t) { return hyperloop_mean_s(gb, t, v, speed, cores, io); });
         break;
       }
       case JobType::HlMerge:
@@ -197,29 +201,26 @@ class FloorBuilder {
         if (type == JobType::HlMerge) prod = &wi_.train(tag);
         else if (!(prod = wi_.mc_or_null(tag))) prod = &wi_.reco(tag, r.text(Field::PassName));
         kind = type == JobType::HlMerge ? Kind::HlMerge : Kind::Merge;
-        mean = [=](double t) { return merge_mean_s(type, files, t, speed); };
+        set_mean([=](double t) { return merge_mean_s(type, files, t, speed); });
         break;
       }
       case JobType::User: {
         user = &wi_.user(r.text(Field::User));
         const double v = wi_.version(r.text(Field::Package));
         kind = Kind::User;
-        mean = [=](double t) { return user_mean_s(files, t, v, speed, cores); };
+        set_mean([=](double t) { return user_mean_s(files, t, v, speed, cores); });
         break;
       }
     }
-    owner = prod ? static_cast<const void*>(prod) : static_cast<const void*>(user);
+    const void* owner = prod ? static_cast<const void*>(prod) : static_cast<const void*>(user);
     auto [it, fresh] = ids_.try_emplace({static_cast<int>(kind), owner}, static_cast<std::uint32_t>(latents_.size()));
     if (fresh) latents_.push_back({kind, prod, user, r[Field::RequestedTtl], {}});
     Latent& l = latents_[it->second];
 
-    Run run;
     run.start = r[Field::SubmitTime] + r[Field::WaitTime];
     run.wall = r[Field::WallTime];
     run.end = run.start + run.wall;
     run.cap = r[Field::RequestedTtl] + kKillGraceS;
-    run.a = mean(0.0);
-    run.b = mean(1.0) - run.a;
     run.sigma = model_of(type).noise_sigma;
     run.expected = r[Field::ExpectedWall];
     run.job_id = r[Field::JobId];
@@ -241,24 +242,24 @@ class FloorBuilder {
     std::vector<LatentGrid> grids;
     for (std::size_t k = 0; k < 6; ++k) grids.emplace_back(prior_of(static_cast<Kind>(k)), o_.grid_points);
     // Only latents with a scored job; the largest first, for balance across threads.
-    std::vector<std::uint32_t> todo;
+    std::vector<std::uint32_t> pending;
     for (std::uint32_t i = 0; i < latents_.size(); ++i)
       if (std::any_of(latents_[i].runs.begin(), latents_[i].runs.end(), [&](auto r) { return runs_[r].scored; }))
-        todo.push_back(i);
-    std::stable_sort(todo.begin(), todo.end(),
+        pending.push_back(i);
+    std::stable_sort(pending.begin(), pending.end(),
                      [&](auto x, auto y) { return latents_[x].runs.size() > latents_[y].runs.size(); });
     std::vector<std::uint8_t> unexplained(latents_.size(), 0);
     ThreadPool pool(o_.threads);
     const std::size_t batch = 64;
     std::size_t done_runs = 0, total_runs = 0;
-    for (auto i : todo) total_runs += latents_[i].runs.size();
-    for (std::size_t from = 0; from < todo.size(); from += batch) {
-      const std::size_t n = std::min(batch, todo.size() - from);
+    for (auto i : pending) total_runs += latents_[i].runs.size();
+    for (std::size_t from = 0; from < pending.size(); from += batch) {
+      const std::size_t n = std::min(batch, pending.size() - from);
       pool.run(n, [&](std::size_t t, int) {
-        const std::uint32_t id = todo[from + t];
+        const std::uint32_t id = pending[from + t];
         unexplained[id] = solve_one(latents_[id], grids[static_cast<std::size_t>(latents_[id].kind)], out) ? 0 : 1;
       });
-      for (std::size_t t = 0; t < n; ++t) done_runs += latents_[todo[from + t]].runs.size();
+      for (std::size_t t = 0; t < n; ++t) done_runs += latents_[pending[from + t]].runs.size();
       if (progress) progress(done_runs, total_runs);
     }
     out.ttl_unexplained = static_cast<std::size_t>(std::count(unexplained.begin(), unexplained.end(), 1));
@@ -306,7 +307,7 @@ class FloorBuilder {
         ++finished;
       }
       lp = logp;
-      std::uint32_t used = 0;
+      std::uint32_t used = 0;  // running siblings whose survival term moved the posterior
       if (!running.empty()) {
         // Only points the finished jobs and the TTL leave possible; the mean grows with theta,
         // so a running job whose survival term is ~0 at the smallest such point is ~0 at all.
@@ -314,11 +315,13 @@ class FloorBuilder {
         std::size_t first = 0, last = g;
         while (logp[first] < top - 40) ++first;
         while (logp[last - 1] < top - 40) --last;
-        for (auto it = running.begin(); it != running.end() && used < o_.max_running; ++it, ++used) {
+        std::size_t considered = 0;
+        for (auto it = running.begin(); it != running.end() && considered < o_.max_running; ++it, ++considered) {
           const Run& s = runs_[it->second];
           const double log_elapsed = std::log(now - s.start) + 0.5 * s.sigma * s.sigma;
           auto z_at = [&](std::size_t i) { return (log_elapsed - std::log(s.a + s.b * theta[i])) / s.sigma; };
           if (z_at(first) < kNegligibleZ) continue;
+          ++used;
           for (std::size_t i = first; i < last; ++i) {
             const double z = z_at(i);
             if (z < kNegligibleZ) break;

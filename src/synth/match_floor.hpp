@@ -44,7 +44,8 @@ struct FloorBucket {
   double oracle_rmse_h() const;
 };
 
-// One scored row: its floor prediction and the evidence it had.
+// One scored row: its floor prediction and the evidence it had: its finished siblings, and
+// the running ones (of the max_running longest-running) whose elapsed time moved it.
 struct FloorJob {
   double job_id = 0;
   double floor_s = 0;
