@@ -31,6 +31,7 @@ std::string backtest(const Table& table, const std::string& data, const py::dict
       std::filesystem::create_directories(o.out);
       cli::write_backtest_report(result, data, o.out);
     }
+    if (!o.per_job.empty()) cli::write_backtest_jobs(result, o.per_job);
     j = cli::backtest_json(result, data);
   }
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

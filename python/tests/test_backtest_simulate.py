@@ -46,6 +46,14 @@ def test_backtest_same_object_as_the_cli(alice_csv):
     assert from_python["data"] == str(alice_csv)
 
 
+def test_backtest_per_job_is_the_files_of_the_cli(alice_csv, workdir):
+    cli("backtest", "--data", alice_csv, *BACKTEST_ARGS, "--per-job", workdir / "cli-per-job.csv")
+    ttlpred.backtest(str(alice_csv), per_job=str(workdir / "py-per-job.csv"), **BACKTEST)
+    from_cli = (workdir / "cli-per-job.csv").read_text()
+    assert (workdir / "py-per-job.csv").read_text() == from_cli
+    assert from_cli.startswith("split,submit_s,wait_s,wall_s,requested_s,user_q99_s,pred_s,ttl_static,")
+
+
 def test_backtest_of_a_frame_is_the_backtest_of_its_file(alice_csv):
     frame = ttlpred.read_trace(alice_csv)
     from_frame = without_timings(ttlpred.backtest(frame, **BACKTEST))

@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "cli/eval_report.hpp"
+#include "util/error.hpp"
+#include "util/file_io.hpp"
 #include "util/percent_text.hpp"
 
 namespace ttlpred::cli {
@@ -97,6 +99,12 @@ nlohmann::json backtest_json(const Backtest& b, const std::string& data) {
     js["simple_rule"] = nlohmann::json::array();
     for (const auto& r : s.simple_rule)
       js["simple_rule"].push_back({{"margin", r.margin}, {"kill_rate", r.kill_rate}, {"mean_ttl_hours", r.mean_ttl_hours}});
+    if (const auto& r = s.simple_rule_deployed)
+      js["simple_rule_deployed"] = {{"margin", r->margin > 0 ? nlohmann::json(r->margin) : nlohmann::json(nullptr)},
+                                    {"chosen_on", "calibration tail, kill rate <= alpha (margin null: the request)"},
+                                    {"kill_rate", r->kill_rate},
+                                    {"mean_ttl_hours", r->mean_ttl_hours},
+                                    {"kill_rate_above_1_5_alpha", flagged(r->kill_rate, o.alpha)}};
     j["splits"].push_back(std::move(js));
   }
   j["summary"] = nlohmann::json::array();
@@ -124,6 +132,28 @@ nlohmann::json backtest_json(const Backtest& b, const std::string& data) {
   return j;
 }
 
+void write_backtest_jobs(const Backtest& b, const std::string& path) {
+  const auto& o = b.options;
+  if (!o.keep_jobs) throw Error("write_backtest_jobs: the backtest did not keep its scored jobs");
+  write_file_atomic_stream(path, [&](std::FILE* out) {
+    std::fprintf(out, "split,submit_s,wait_s,wall_s,requested_s,user_q99_s,pred_s");
+    for (OnlineMethod m : o.methods) std::fprintf(out, ",ttl_%s", std::string(online_method_name(m)).c_str());
+    for (double level : o.job_levels) std::fprintf(out, ",static_ttl_%g", level);
+    std::fprintf(out, "\n");
+    for (const auto& s : b.splits) {
+      const ScoredJobs& j = s.jobs;
+      for (std::size_t i = 0; i < j.submit_s.size(); ++i) {
+        std::fprintf(out, "%g,%.17g,%.17g,%.17g,%.17g,", s.split, j.submit_s[i], j.wait_s[i], j.wall_s[i], j.requested_s[i]);
+        if (!std::isnan(j.user_q99_s[i])) std::fprintf(out, "%.17g", j.user_q99_s[i]);
+        std::fprintf(out, ",%.17g", j.pred_s[i]);
+        for (const auto& ttl : j.method_ttl_s) std::fprintf(out, ",%.17g", ttl[i]);
+        for (const auto& ttl : j.static_ttl_s) std::fprintf(out, ",%.17g", ttl[i]);
+        std::fprintf(out, "\n");
+      }
+    }
+  });
+}
+
 void print_backtest(std::FILE* out, const Backtest& b, const std::string& data, bool windows) {
   const auto& o = b.options;
   const double a = o.alpha;
@@ -143,7 +173,10 @@ void print_backtest(std::FILE* out, const Backtest& b, const std::string& data, 
                o.online.log_level ? ", stepped in log space (--log-step)" : "");
   std::fprintf(out, "%-6s", "split");
   for (OnlineMethod m : o.methods) std::fprintf(out, " %20s", std::string(online_method_name(m)).c_str());
-  if (!b.splits.empty() && !b.splits.front().simple_rule.empty()) std::fprintf(out, "   simple rule (tightest m, kill <= %s)", pct(kKillFlagFactor * a).c_str());
+  const bool rule = !b.splits.empty() && !b.splits.front().simple_rule.empty();
+  if (rule)
+    std::fprintf(out, "   simple rule: %-22s   %s", ("tightest m, kill <= " + pct(kKillFlagFactor * a)).c_str(),
+                 "m chosen on the calibration tail");
   std::fprintf(out, "\n");
   std::vector<std::string> warnings;
   for (const auto& s : b.splits) {
@@ -156,10 +189,18 @@ void print_backtest(std::FILE* out, const Backtest& b, const std::string& data, 
                     ms ? ms->mean_safe_ttl_hours : 0.0);
       std::fprintf(out, " %20s", cell);
     }
+    char hindsight[64] = "";
     if (const SimpleRuleScore* r = tightest_simple_rule(s, kKillFlagFactor * a))
-      std::fprintf(out, "   x%-4g %s %.3f", r->margin, pct(r->kill_rate).c_str(), r->mean_ttl_hours);
+      std::snprintf(hindsight, sizeof hindsight, "x%-4g %s %.3f", r->margin, pct(r->kill_rate).c_str(), r->mean_ttl_hours);
     else if (!s.simple_rule.empty())
-      std::fprintf(out, "   (no margin within %s)", pct(kKillFlagFactor * a).c_str());
+      std::snprintf(hindsight, sizeof hindsight, "(no margin within %s)", pct(kKillFlagFactor * a).c_str());
+    if (rule) std::fprintf(out, "                %-22s", hindsight);
+    if (const auto& r = s.simple_rule_deployed) {
+      char margin[16] = "request";
+      if (r->margin > 0) std::snprintf(margin, sizeof margin, "x%g", r->margin);
+      std::fprintf(out, "   %-7s %s%s %.3f", margin, pct(r->kill_rate).c_str(), flagged(r->kill_rate, a) ? "!" : "",
+                   r->mean_ttl_hours);
+    }
     std::fprintf(out, "\n");
   }
   for (const auto& s : b.splits)

@@ -17,4 +17,11 @@ inline constexpr double kKillFlagFactor = 1.5;
 nlohmann::json backtest_json(const Backtest& b, const std::string& data);
 void print_backtest(std::FILE* out, const Backtest& b, const std::string& data, bool windows);
 
+// `backtest --per-job FILE` (atomically): one CSV line per scored job of every split, kept by
+// BacktestOptions::keep_jobs: split, submit_s, wait_s, wall_s, requested_s (0: none),
+// user_q99_s (empty: fewer than 5 finished jobs), pred_s, ttl_<method> at the headline alpha
+// for every method, static_ttl_<level> for every kept level. Throws Error when the jobs were
+// not kept.
+void write_backtest_jobs(const Backtest& b, const std::string& path);
+
 }  // namespace ttlpred::cli

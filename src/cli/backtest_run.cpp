@@ -80,6 +80,9 @@ void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o) {
                  "keep each split's trained model in DIR and reuse it when the trace and the training settings match "
                  "(a later run then costs scoring only); empty DIR after changing the trainer");
   cmd.add_option("--out", o.out, "also write DIR/report.html: kill rate per window and per split, RMSE per split");
+  cmd.add_option("--per-job", o.per_job,
+                 "also write FILE (CSV): each scored job's split, times, request, user q99, prediction, the safe TTL "
+                 "of every method at --alpha and the static calibration's at a sweep of levels");
 }
 
 Backtest run_backtest(const JobTable& trace, const BacktestCliOptions& o, const BacktestProgress& progress) {
@@ -103,6 +106,7 @@ Backtest run_backtest(const JobTable& trace, const BacktestCliOptions& o, const 
   apply_model_choices(o.choices, b.fit);
   b.fit.safe_ttl.request_by_group = o.ttl_by_group;
   b.models_dir = o.models_dir;
+  b.keep_jobs = !o.per_job.empty();
   b.predictor.max_ttl_s = o.bounds.max_ttl_s;
   b.predictor.min_seconds = o.bounds.min_seconds;
   return ttlpred::run_backtest(trace, b, progress);

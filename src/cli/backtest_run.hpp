@@ -15,7 +15,8 @@ namespace ttlpred::cli {
 
 struct BacktestCliOptions {
   std::string splits = "0.5,0.6,0.7,0.8,0.9", alphas = "0.005,0.01,0.02,0.05",
-              methods = "static,rolling,aci,aci-capped,multi-aci,mondrian", method = "aci-capped", key = "user", out, models_dir;
+              methods = "static,rolling,aci,aci-capped,multi-aci,mondrian", method = "aci-capped", key = "user", out, models_dir,
+              per_job;
   std::string kill_budget = "count";
   std::string at = "submit", censored = kDefaultCensored;
   ModelChoiceOptions choices;
@@ -28,7 +29,8 @@ struct BacktestCliOptions {
   BoundOptions bounds;
 };
 
-// Every option of the computation, and --out (the report folder); not --data, --json or
+// Every option of the computation, --out (the report folder) and --per-job (the scored
+// jobs' CSV, write_backtest_jobs); not --data, --json or
 // --windows, which are the program's input and text output.
 void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o);
 

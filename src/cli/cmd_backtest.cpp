@@ -29,6 +29,10 @@ void run_backtest_command(const BacktestCommand& c) {
     std::filesystem::create_directories(c.options.out);
     std::fprintf(stderr, "backtest: wrote %s\n", write_backtest_report(result, c.data, c.options.out).c_str());
   }
+  if (!c.options.per_job.empty()) {
+    write_backtest_jobs(result, c.options.per_job);
+    std::fprintf(stderr, "backtest: wrote %s\n", c.options.per_job.c_str());
+  }
   if (c.json) {
     std::printf("%s\n", backtest_json(result, c.data).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return;

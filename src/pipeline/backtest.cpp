@@ -166,10 +166,9 @@ Backtest run_backtest(const JobTable& trace, const BacktestOptions& options, con
         std::find(options.methods.begin(), options.methods.end(), OnlineMethod::AciHistory) != options.methods.end();
     std::vector<double> history_q99;
     ResidualQuantiles history_rule;
+    if (with_history || options.keep_jobs) history_q99 = simple_rule_q99(split, split.train_rows, end_row);
     if (with_history) {
-      history_q99 = simple_rule_q99(split, split.train_rows, end_row);
-      const auto n_calib = static_cast<std::size_t>(
-          std::ceil(options.fit.calibration_fraction * static_cast<double>(split.train_rows)));
+      const std::size_t n_calib = calibration_rows(split.train_rows, options.fit.calibration_fraction);
       history_rule = simple_rule_residuals(split, split.train_rows - n_calib, split.train_rows, model.safe_ttl.floor_s);
     }
 
@@ -194,25 +193,48 @@ Backtest run_backtest(const JobTable& trace, const BacktestOptions& options, con
         }
         ms.kill_rate = static_cast<double>(ms.killed) / static_cast<double>(rows.size());
         ms.mean_safe_ttl_hours = ttl_sum / static_cast<double>(rows.size()) / 3600.0;
-        if (alpha == options.alpha) ms.windows = weekly(submit, killed, result.window_origin_s, options.window_days * 86400.0);
+        if (alpha == options.alpha) {
+          ms.windows = weekly(submit, killed, result.window_origin_s, options.window_days * 86400.0);
+          if (options.keep_jobs) s.jobs.method_ttl_s.push_back(ttl);
+        }
         s.scores.push_back(std::move(ms));
       }
 
     if (has_req) {
       const auto q99 = simple_rule_q99(split, split.train_rows, end_row);
-      for (double margin : options.simple_rule_margins) {
-        SimpleRuleScore r;
-        r.margin = margin;
-        std::size_t killed = 0;
-        double ttl_sum = 0;
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-          const double t = simple_rule_ttl(q99[i], margin, req[i]);
-          killed += static_cast<std::size_t>(killed_by(wall[i], t, req[i]));
-          ttl_sum += t;
-        }
-        r.kill_rate = static_cast<double>(killed) / static_cast<double>(rows.size());
-        r.mean_ttl_hours = ttl_sum / static_cast<double>(rows.size()) / 3600.0;
-        s.simple_rule.push_back(r);
+      auto score = [&](double margin) {
+        const SimpleRuleOutcome o = simple_rule_outcome(q99, wall, req, margin);
+        return SimpleRuleScore{margin, o.kill_rate, o.mean_ttl_s / 3600.0};
+      };
+      for (double margin : options.simple_rule_margins) s.simple_rule.push_back(score(margin));
+      // The deployable rule fixes its margin where the model's safe TTL is calibrated, on the
+      // calibration tail at the promise (alpha): the one choice a broker could make before the window.
+      const std::size_t tail_begin = split.train_rows - calibration_rows(split.train_rows, options.fit.calibration_fraction);
+      std::vector<float> tail_wall, tail_req;
+      for (std::size_t r = tail_begin; r < split.train_rows; ++r) {
+        tail_wall.push_back(static_cast<float>(wall_col[r]));
+        tail_req.push_back(static_cast<float>(req_col[r] > 0 ? req_col[r] : 0.0));
+      }
+      s.simple_rule_deployed = score(tightest_margin_within(simple_rule_q99(split, tail_begin, split.train_rows), tail_wall,
+                                                            tail_req, options.simple_rule_margins, options.alpha));
+    }
+    if (options.keep_jobs) {
+      ScoredJobs& kept = s.jobs;
+      const auto wait_col = jobs.num(Field::WaitTime);
+      kept.user_q99_s = history_q99;
+      const TtlBound bound = predictor_bound(popts);
+      kept.static_ttl_s.assign(options.job_levels.size(), std::vector<double>(rows.size()));
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const std::size_t r = rows[i];
+        kept.submit_s.push_back(submit[i]);
+        kept.wait_s.push_back(wait_col[r]);
+        kept.wall_s.push_back(wall_col[r]);
+        const double requested = has_req && req_col[r] > 0 ? req_col[r] : 0.0;
+        kept.requested_s.push_back(requested);
+        kept.pred_s.push_back(preds[i].expected_wall_s);
+        for (std::size_t l = 0; l < options.job_levels.size(); ++l)
+          kept.static_ttl_s[l][i] =
+              bound(model.safe_ttl.safe_ttl(preds[i].expected_wall_s, groups[i], options.job_levels[l], requested), requested);
       }
     }
     result.splits.push_back(std::move(s));

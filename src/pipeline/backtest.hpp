@@ -11,6 +11,7 @@
 // (pipeline/simple_rule.hpp) at its margins. Nothing is fine-tuned from the previous split:
 // each split trains from scratch (equivalence of a fine-tune was not shown).
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,12 @@ struct BacktestOptions {
   double window_days = 7;           // kill rate per window of submit time
   std::size_t min_window_rows = 1000;
   std::vector<double> simple_rule_margins = {1.0, 1.5, 2.0, 3.0};
+  // Keep every scored job's figures (SplitBacktest::jobs), for `backtest --per-job`.
+  bool keep_jobs = false;
+  // With keep_jobs: the levels at which each job's static safe TTL is kept, for the kill
+  // rate vs tightness frontier of a fixed level chosen in hindsight (scripts/rule-hindsight.py).
+  std::vector<double> job_levels = {0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015,
+                                    0.02,   0.03,  0.05,  0.075, 0.1,   0.15,   0.2};
   // Non-empty: each split's model is kept in this folder and reused by a later run with the
   // same trace and training settings (pipeline/model_cache.hpp).
   std::string models_dir;
@@ -62,6 +69,14 @@ struct SimpleRuleScore {
   double mean_ttl_hours = 0;
 };
 
+// The scored jobs of one split, column by column (BacktestOptions::keep_jobs).
+struct ScoredJobs {
+  std::vector<double> submit_s, wait_s, wall_s, requested_s, pred_s;
+  std::vector<double> user_q99_s;                 // the simple rule's q99; NaN: fewer than 5 finished
+  std::vector<std::vector<double>> method_ttl_s;  // per method of BacktestOptions::methods, at the headline alpha
+  std::vector<std::vector<double>> static_ttl_s;  // per level of BacktestOptions::job_levels
+};
+
 struct SplitBacktest {
   double split = 0, end = 0;  // fractions of the eligible jobs: scored rows [split, end)
   std::size_t train_rows = 0, scored_rows = 0;
@@ -74,6 +89,13 @@ struct SplitBacktest {
   bool model_reused = false;  // read from BacktestOptions::models_dir, not trained
   std::vector<MethodScore> scores;                  // methods x alphas
   std::vector<SimpleRuleScore> simple_rule;         // empty without requests
+  // The simple rule as a broker could deploy it: its margin fixed before the window, the
+  // tightest of simple_rule_margins whose kill rate on the model's calibration tail (the
+  // last calibration_fraction of the training rows) is at most alpha; margin 0 when none
+  // is, and the rule answers the request. tightest_simple_rule picks its margin on the
+  // scored window itself, in hindsight. Absent without requests.
+  std::optional<SimpleRuleScore> simple_rule_deployed;
+  ScoredJobs jobs;  // empty unless BacktestOptions::keep_jobs
   const MethodScore* find(OnlineMethod m, double alpha) const;
 };
 

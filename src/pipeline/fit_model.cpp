@@ -77,11 +77,11 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
   if (!(options.calibration_fraction > 0 && options.calibration_fraction < 0.5))
     throw Error("calibration fraction must be in (0, 0.5)");
   const std::size_t n_train = split.train_rows;
-  const auto n_calib = static_cast<std::size_t>(std::ceil(options.calibration_fraction * static_cast<double>(n_train)));
+  const std::size_t n_calib = calibration_rows(n_train, options.calibration_fraction);
   const std::size_t n_fit = n_train - n_calib;
   constexpr std::size_t kMinFit = 50, kMinCalib = 20;
   auto enough = [&](std::size_t n) {
-    const auto c = static_cast<std::size_t>(std::ceil(options.calibration_fraction * static_cast<double>(n)));
+    const std::size_t c = calibration_rows(n, options.calibration_fraction);
     return c >= kMinCalib && n - c >= kMinFit;
   };
   if (!enough(n_train)) {

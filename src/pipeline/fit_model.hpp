@@ -6,6 +6,8 @@
 // train the network (whose trainer keeps its own chronological tail for early stopping);
 // the last calibration_fraction are never trained on and calibrate the safe TTL, as split
 // conformal prediction requires.
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -18,6 +20,11 @@
 #include "train/train_config.hpp"
 
 namespace ttlpred {
+
+// How many of `train_rows` training rows (their tail) calibrate the safe TTL at `fraction`.
+inline std::size_t calibration_rows(std::size_t train_rows, double fraction) {
+  return static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(train_rows)));
+}
 
 struct FitOptions {
   TrainConfig train;

@@ -57,6 +57,34 @@ double simple_rule_ttl(double q99, double margin, double requested_s) {
   return requested_s > 0 ? std::min(requested_s, t) : t;
 }
 
+SimpleRuleOutcome simple_rule_outcome(std::span<const double> q99, std::span<const float> wall_s,
+                                      std::span<const float> requested_s, double margin) {
+  if (wall_s.size() != q99.size() || requested_s.size() != q99.size())
+    throw Error("simple_rule_outcome: q99, run times and requests differ in length");
+  SimpleRuleOutcome out;
+  if (q99.empty()) return out;
+  std::size_t killed = 0;
+  double ttl_sum = 0;
+  for (std::size_t i = 0; i < q99.size(); ++i) {
+    const double t = margin > 0 ? simple_rule_ttl(q99[i], margin, requested_s[i]) : requested_s[i];
+    killed += static_cast<std::size_t>(killed_by(wall_s[i], t, requested_s[i]));
+    ttl_sum += t;
+  }
+  const auto n = static_cast<double>(q99.size());
+  out.kill_rate = static_cast<double>(killed) / n;
+  out.mean_ttl_s = ttl_sum / n;
+  return out;
+}
+
+double tightest_margin_within(std::span<const double> q99, std::span<const float> wall_s,
+                              std::span<const float> requested_s, std::span<const double> margins, double limit) {
+  double best = 0;
+  for (double m : margins)
+    if (m > 0 && (best == 0 || m < best) && simple_rule_outcome(q99, wall_s, requested_s, m).kill_rate <= limit)
+      best = m;
+  return best;
+}
+
 ResidualQuantiles simple_rule_residuals(const ChronologicalSplit& split, std::size_t begin, std::size_t end,
                                         double floor_s) {
   const auto q99 = simple_rule_q99(split, begin, end);

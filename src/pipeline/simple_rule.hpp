@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "model/online_calibration.hpp"
 #include "model/safe_ttl.hpp"
 #include "pipeline/split.hpp"
 
@@ -28,6 +29,20 @@ std::vector<double> simple_rule_q99(const ChronologicalSplit& split, std::size_t
 
 // TTL for one margin: the request where q99 is NaN, else min(request, margin x q99).
 double simple_rule_ttl(double q99, double margin, double requested_s);
+
+// The rule at one margin over rows given by their q99, run times and requests (parallel):
+// its kill rate (killed_by, model/online_calibration.hpp) and mean TTL. A margin <= 0 answers the
+// request for every row. Throws Error for spans of different lengths.
+struct SimpleRuleOutcome {
+  double kill_rate = 0;
+  double mean_ttl_s = 0;
+};
+SimpleRuleOutcome simple_rule_outcome(std::span<const double> q99, std::span<const float> wall_s,
+                                      std::span<const float> requested_s, double margin);
+// The tightest of `margins` whose kill rate over these rows is <= limit; 0 (the request)
+// when none is.
+double tightest_margin_within(std::span<const double> q99, std::span<const float> wall_s,
+                              std::span<const float> requested_s, std::span<const double> margins, double limit);
 
 // The table of the aci-history calibration (model/online_calibration.hpp): log(wall / q99) of
 // split.jobs's rows [begin, end) whose user had a q99 and that did not outrun their request

@@ -5,8 +5,10 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -53,6 +55,21 @@ TEST(BacktestCommand, ScoresEachWindowOnceWithEveryMethod) {
       EXPECT_GT(m["mean_safe_ttl_hours"].get<double>(), 0.0);
     }
     ASSERT_EQ(s["simple_rule"].size(), 4u);
+    // The deployable rule's margin is fixed on the calibration tail: one of the margins
+    // scored on the window (the same figures), or the request.
+    const auto& d = s["simple_rule_deployed"];
+    if (d["margin"].is_null()) {
+      EXPECT_DOUBLE_EQ(d["mean_ttl_hours"].get<double>(), s["mean_requested_ttl_hours"].get<double>());
+    } else {
+      bool found = false;
+      for (const auto& r : s["simple_rule"])
+        if (r["margin"] == d["margin"]) {
+          found = true;
+          EXPECT_DOUBLE_EQ(d["kill_rate"].get<double>(), r["kill_rate"].get<double>());
+          EXPECT_DOUBLE_EQ(d["mean_ttl_hours"].get<double>(), r["mean_ttl_hours"].get<double>());
+        }
+      EXPECT_TRUE(found) << d.dump();
+    }
   }
   EXPECT_EQ(j["summary"].size(), 12u);
   EXPECT_EQ(j["default_method"], "aci-capped");
@@ -151,6 +168,47 @@ TEST(BacktestCommand, OutWritesTheReportPage) {
   EXPECT_EQ(count_of(html, ">0.60-0.80<"), 2u);  // a category of both per-split charts
   EXPECT_EQ(count_of(html, ">aci<"), 2u);        // legend of the window and per-split kill-rate charts
   EXPECT_EQ(count_of(html, "<script"), 0u);
+}
+
+// --per-job writes one line per scored job whose TTLs are the ones the JSON scored: each
+// method's kill rate recomputed from the file is the JSON's, and the static calibration at
+// the headline alpha is the static method's answer.
+TEST(BacktestCommand, PerJobHoldsTheTtlsTheKillRatesCameFrom) {
+  const std::string trace = small_trace();
+  if (trace.empty()) GTEST_SKIP() << "build the ttlpred target to run this test";
+  const std::string csv = test::temp_dir() + "/bt-per-job.csv";
+  std::string out;
+  ASSERT_EQ(test::run_cli("backtest --data '" + trace + "' --splits 0.6,0.8 --alphas 0.01 --epochs 1 --json "
+                          "--methods static,aci-capped --per-job '" + csv + "'", &out), 0) << out;
+  const auto j = nlohmann::json::parse(out.substr(out.find("{\n")));
+  std::ifstream in(csv);
+  ASSERT_TRUE(in) << csv;
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header.rfind("split,submit_s,wait_s,wall_s,requested_s,user_q99_s,pred_s,ttl_static,ttl_aci-capped,"
+                         "static_ttl_0.0005,", 0), 0u) << header;
+  std::map<std::string, std::size_t> rows, killed_static, killed_capped;
+  std::size_t same_as_static = 0, lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
+    ASSERT_EQ(f.size(), 9u + 15u) << line;
+    const double wall = std::stod(f[3]), req = std::stod(f[4]);
+    ++rows[f[0]];
+    killed_static[f[0]] += wall > std::stod(f[7]) && (req <= 0 || wall <= req);
+    killed_capped[f[0]] += wall > std::stod(f[8]) && (req <= 0 || wall <= req);
+    same_as_static += f[7] == f[9 + 6];  // static_ttl_0.01
+  }
+  EXPECT_EQ(same_as_static, lines);
+  for (const auto& s : j["splits"]) {
+    const std::string split = s["split"].get<double>() == 0.6 ? "0.6" : "0.8";
+    ASSERT_EQ(rows[split], s["rows_scored"].get<std::size_t>()) << split;
+    for (const auto& m : s["scores"]) {
+      const auto killed = m["method"] == "static" ? killed_static[split] : killed_capped[split];
+      EXPECT_EQ(killed, m["killed"].get<std::size_t>()) << split << " " << m["method"];
+    }
+  }
 }
 
 TEST(BacktestCommand, RefusesBadOptionsNamingThem) {

@@ -18,6 +18,34 @@ namespace {
 
 using test::hundred_residuals;
 
+// Ten jobs of q99 100 s and a 1000 s request: run times 100 s x 7, 140, 190 and 2000 s (the
+// last outran its request: never a kill). Margin 1 kills 140 and 190 (20 %), 1.5 kills 190
+// (10 %), 2 none.
+TEST(SimpleRule, TheTightestMarginWithinALimitIsChosenOnTheRowsGiven) {
+  const std::vector<double> q99(10, 100.0);
+  const std::vector<float> wall = {100, 100, 100, 100, 100, 100, 100, 140, 190, 2000};
+  const std::vector<float> req(10, 1000.0f);
+  const std::vector<double> margins = {3, 1, 2, 1.5};
+  const SimpleRuleOutcome one = simple_rule_outcome(q99, wall, req, 1);
+  EXPECT_DOUBLE_EQ(one.kill_rate, 0.2);
+  EXPECT_DOUBLE_EQ(one.mean_ttl_s, 100.0);
+  EXPECT_DOUBLE_EQ(simple_rule_outcome(q99, wall, req, 1.5).kill_rate, 0.1);
+  EXPECT_DOUBLE_EQ(tightest_margin_within(q99, wall, req, margins, 0.2), 1.0);
+  EXPECT_DOUBLE_EQ(tightest_margin_within(q99, wall, req, margins, 0.1), 1.5);
+  EXPECT_DOUBLE_EQ(tightest_margin_within(q99, wall, req, margins, 0.05), 2.0);
+  // None within the limit: 0, and margin 0 answers the request, which kills nothing.
+  EXPECT_DOUBLE_EQ(tightest_margin_within(q99, wall, req, std::vector<double>{1, 1.5}, 0.05), 0.0);
+  const SimpleRuleOutcome request = simple_rule_outcome(q99, wall, req, 0);
+  EXPECT_DOUBLE_EQ(request.kill_rate, 0.0);
+  EXPECT_DOUBLE_EQ(request.mean_ttl_s, 1000.0);
+  // A row whose user has no q99 keeps its request at every margin.
+  std::vector<double> partly = q99;
+  partly[8] = std::nan("");
+  EXPECT_DOUBLE_EQ(simple_rule_outcome(partly, wall, req, 1.5).kill_rate, 0.0);
+  EXPECT_DOUBLE_EQ(simple_rule_outcome(partly, wall, req, 1.5).mean_ttl_s, (9 * 150.0 + 1000.0) / 10);
+  EXPECT_THROW(simple_rule_outcome(q99, std::vector<float>(3, 1.0f), req, 1), Error);
+}
+
 // 40 jobs of user "u" every 10 s, no wait, 50 s each, but job `odd` runs `odd_wall`
 // seconds; with a request of `request` s when > 0.
 JobTable steady_jobs(int odd, double odd_wall, double request = 0) {
