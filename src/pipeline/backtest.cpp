@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <limits>
 #include <numeric>
+#include <span>
 
 #include "pipeline/model_cache.hpp"
 #include "pipeline/online_scoring.hpp"
@@ -160,17 +161,21 @@ Backtest run_backtest(const JobTable& trace, const BacktestOptions& options, con
     s.baseline_rmse_hours = has_req ? rmse_hours(wall, req) : kNaN;
     s.mean_requested_ttl_hours = has_req ? req_sum / static_cast<double>(rows.size()) / 3600.0 : kNaN;
 
-    // aci-history's inputs: the user's q99 for the scored jobs, and its calibration table on
-    // the model's own calibration tail (the last calibration_fraction of the training rows).
+    // The user's q99 (pipeline/simple_rule.hpp) of the model's calibration tail (the last
+    // calibration_fraction of the training rows) and of the scored jobs, from one walk of the
+    // trace: the simple rule, aci-history and --per-job read it.
     const bool with_history =
         std::find(options.methods.begin(), options.methods.end(), OnlineMethod::AciHistory) != options.methods.end();
-    std::vector<double> history_q99;
+    const std::size_t tail_begin = split.train_rows - calibration_rows(split.train_rows, options.fit.calibration_fraction);
+    const std::vector<double> tail_and_scored_q99 = has_req || with_history || options.keep_jobs
+                                                        ? simple_rule_q99(split, tail_begin, end_row)
+                                                        : std::vector<double>{};
+    const std::span<const double> q99 =
+        tail_and_scored_q99.empty() ? std::span<const double>{}
+                                    : std::span<const double>(tail_and_scored_q99).subspan(split.train_rows - tail_begin);
+    // aci-history's table: its residuals on the calibration tail.
     ResidualQuantiles history_rule;
-    if (with_history || options.keep_jobs) history_q99 = simple_rule_q99(split, split.train_rows, end_row);
-    if (with_history) {
-      const std::size_t n_calib = calibration_rows(split.train_rows, options.fit.calibration_fraction);
-      history_rule = simple_rule_residuals(split, split.train_rows - n_calib, split.train_rows, model.safe_ttl.floor_s);
-    }
+    if (with_history) history_rule = simple_rule_residuals(split, tail_begin, split.train_rows, model.safe_ttl.floor_s);
 
     for (OnlineMethod m : options.methods)
       for (double alpha : options.alphas) {
@@ -180,7 +185,7 @@ Backtest run_backtest(const JobTable& trace, const BacktestOptions& options, con
         const bool history = m == OnlineMethod::AciHistory;
         if (history) calibrator.set_history_rule(history_rule);
         const auto ttl = score_online(jobs, rows, preds, groups, keys, calibrator,
-                                      history ? std::span<const double>(history_q99) : std::span<const double>{});
+                                      history ? q99 : std::span<const double>{});
         MethodScore ms;
         ms.method = m;
         ms.alpha = alpha;
@@ -201,7 +206,6 @@ Backtest run_backtest(const JobTable& trace, const BacktestOptions& options, con
       }
 
     if (has_req) {
-      const auto q99 = simple_rule_q99(split, split.train_rows, end_row);
       auto score = [&](double margin) {
         const SimpleRuleOutcome o = simple_rule_outcome(q99, wall, req, margin);
         return SimpleRuleScore{margin, o.kill_rate, o.mean_ttl_s / 3600.0};
@@ -209,19 +213,19 @@ Backtest run_backtest(const JobTable& trace, const BacktestOptions& options, con
       for (double margin : options.simple_rule_margins) s.simple_rule.push_back(score(margin));
       // The deployable rule fixes its margin where the model's safe TTL is calibrated, on the
       // calibration tail at the promise (alpha): the one choice a broker could make before the window.
-      const std::size_t tail_begin = split.train_rows - calibration_rows(split.train_rows, options.fit.calibration_fraction);
       std::vector<float> tail_wall, tail_req;
       for (std::size_t r = tail_begin; r < split.train_rows; ++r) {
         tail_wall.push_back(static_cast<float>(wall_col[r]));
         tail_req.push_back(static_cast<float>(req_col[r] > 0 ? req_col[r] : 0.0));
       }
-      s.simple_rule_deployed = score(tightest_margin_within(simple_rule_q99(split, tail_begin, split.train_rows), tail_wall,
-                                                            tail_req, options.simple_rule_margins, options.alpha));
+      const auto tail_q99 = std::span<const double>(tail_and_scored_q99).first(split.train_rows - tail_begin);
+      s.simple_rule_deployed =
+          score(tightest_margin_within(tail_q99, tail_wall, tail_req, options.simple_rule_margins, options.alpha));
     }
     if (options.keep_jobs) {
       ScoredJobs& kept = s.jobs;
       const auto wait_col = jobs.num(Field::WaitTime);
-      kept.user_q99_s = history_q99;
+      kept.user_q99_s.assign(q99.begin(), q99.end());
       const TtlBound bound = predictor_bound(popts);
       kept.static_ttl_s.assign(options.job_levels.size(), std::vector<double>(rows.size()));
       for (std::size_t i = 0; i < rows.size(); ++i) {
