@@ -24,11 +24,17 @@ for preset in ${TTLPRED_TEST_PRESETS:-release asan avx512}; do
   extra=()
   [ "$preset" = release ] && extra=("${cuda[@]}")
   cmake --preset "$preset" "${extra[@]}" > /dev/null
+  t=$(date +%s)
   cmake --build --preset "$preset" -j "$jobs"
+  echo "== $preset: built in $(( $(date +%s) - t )) s"
   if [ "$preset" = avx512 ] && [ "$avx512_runs" -eq 0 ]; then
     echo "== $preset: built warning-free; tests skipped (this CPU lacks AVX-512 F/BW/VL/DQ/CD/VNNI/BF16)"
     continue
   fi
   echo "== $preset: tests"
-  ctest --preset "$preset" -j "$jobs"
+  # ctest hands the tests its own standard input: from a terminal or a CI runner's open pipe,
+  # a test (or a program it starts) that reads it would wait for ever.
+  t=$(date +%s)
+  ctest --preset "$preset" -j "$jobs" < /dev/null
+  echo "== $preset: tests took $(( $(date +%s) - t )) s"
 done

@@ -1,11 +1,16 @@
 #pragma once
 // The service tests' model (test_model_file.hpp), an in-process server on an ephemeral
 // port, and the real program as a child process.
+#include <fcntl.h>
+#include <gtest/gtest.h>
 #include <httplib.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -69,29 +74,47 @@ struct TestServer {
 
 // The real program (`ttlpred serve --model M --listen 127.0.0.1:0 --journal J --threads 2`
 // and `extra` options) as a child process; its port is read from its first stdout line.
+// Every wait on it is bounded (kChildWait): a server that never prints its port or never
+// exits on a signal fails the test by name, where an unbounded read() or waitpid() held the
+// whole test run. The child dies with the test process (PR_SET_PDEATHSIG): it shares the
+// test's stderr, which ctest reads to its end, so a server left behind by a test that ctest
+// stopped at its time limit would hold ctest too.
 struct ServeChild {
+  static constexpr std::chrono::seconds kChildWait{120};  // ASan start-up of a loaded model: ~2 s
   pid_t pid = -1;
   int port = 0;
   ServeChild(const std::string& model, const std::string& journal, const std::vector<std::string>& extra = {}) {
     int fds[2];
-    EXPECT_EQ(pipe(fds), 0);
+    EXPECT_EQ(pipe2(fds, O_CLOEXEC), 0);
     std::vector<std::string> args = {cli_binary(), "serve", "--model", model, "--listen", "127.0.0.1:0", "--journal", journal,
                                      "--threads", "2"};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
+    const pid_t parent = getpid();
     pid = fork();
     if (pid == 0) {
-      dup2(fds[1], 1);
-      close(fds[0]);
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);  // the test died before the line above
+      dup2(fds[1], 1);  // dup2 clears close-on-exec on the copy
       execv(argv[0], argv.data());
       _exit(127);
     }
     close(fds[1]);
     std::string line;
-    char ch;
-    while (read(fds[0], &ch, 1) == 1 && ch != '\n') line += ch;
+    const auto deadline = std::chrono::steady_clock::now() + kChildWait;
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      pollfd p{fds[0], POLLIN, 0};
+      if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+        ADD_FAILURE() << "the server printed no port line within " << kChildWait.count() << " s (so far: '" << line << "')";
+        break;
+      }
+      char ch;
+      if (read(fds[0], &ch, 1) != 1 || ch == '\n') break;
+      line += ch;
+    }
     close(fds[0]);
     const auto colon = line.rfind(':');
     EXPECT_NE(colon, std::string::npos) << "no port line from the server: '" << line << "'";
@@ -102,10 +125,21 @@ struct ServeChild {
     c.set_tcp_nodelay(true);
     return c;
   }
+  // Sends `sig` and returns the wait status; a server still running kChildWait later is a
+  // test failure, and is killed.
   int signal_and_wait(int sig) {
     kill(pid, sig);
     int status = 0;
-    waitpid(pid, &status, 0);
+    const auto deadline = std::chrono::steady_clock::now() + kChildWait;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ADD_FAILURE() << "the server did not exit within " << kChildWait.count() << " s of signal " << sig;
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     pid = -1;
     return status;
   }
