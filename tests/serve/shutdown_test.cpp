@@ -72,6 +72,21 @@ TEST(ServeShutdown, ARequestInFlightAtStopGetsItsWholeReplyThenTheConnectionClos
   ho.access_log = fifo;
   ho.threads = 2;
   auto server = std::make_unique<test::TestServer>(test::options_for(test::shared_test_model()), ho);
+  // On every way out, a failed ASSERT's early return included: the pipe is emptied before the
+  // server is joined (a worker blocked in its log write would hold the join for ever), then
+  // both ends are closed.
+  struct Teardown {
+    std::unique_ptr<test::TestServer>& server;
+    int reader, filler;
+    ~Teardown() {
+      if (server) {
+        drain(reader);
+        server.reset();
+      }
+      ::close(filler);
+      ::close(reader);
+    }
+  } teardown{server, reader, filler};
   const std::string body = R"([{"user":"alice","requested_ttl_s":7200},{"user":"bob"},{"user":"zed"}])";
   // The reply an undisturbed server gives, to compare with the one written during the stop.
   const auto expected = server->client().Post("/v1/predict", body, "application/json");
@@ -115,8 +130,6 @@ TEST(ServeShutdown, ARequestInFlightAtStopGetsItsWholeReplyThenTheConnectionClos
   const std::string got = read_to_close(fd, closed);
   ::close(fd);
   server.reset();  // joins the server: every worker has finished
-  ::close(filler);
-  ::close(reader);
 
   EXPECT_TRUE(closed) << "the connection must close after the last reply";
   const std::size_t head_end = got.find("\r\n\r\n");
