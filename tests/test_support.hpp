@@ -1,7 +1,10 @@
 #pragma once
 // Helpers shared by tests: temp folders, the shared/ traces, running the CLI.
+#include <atomic>
 #include <cstddef>
+#include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace ttlpred::test {
@@ -30,5 +33,26 @@ std::vector<std::string> line_prefixes(const std::string& path, int columns);
 std::size_t lines_found(const std::vector<std::string>& scored, const std::vector<std::string>& predicted);
 // Path of the built ttlpred program (for tests that start it as a long-running process).
 std::string cli_binary();
+
+// A test's background thread (a load, a hammer of requests) that runs `body(stop)` until
+// `stop` is set, and is stopped and joined on every way out of its scope. A failed ASSERT
+// returns early: a plain joinable std::thread then ends the whole program in its destructor,
+// before anything the test started (a server child) is cleaned up.
+class StoppableThread {
+ public:
+  explicit StoppableThread(std::function<void(const std::atomic<bool>& stop)> body)
+      : thread_([this, body = std::move(body)] { body(stop_); }) {}
+  ~StoppableThread() { stop_and_join(); }
+  void stop_and_join() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  StoppableThread(const StoppableThread&) = delete;
+  StoppableThread& operator=(const StoppableThread&) = delete;
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
 
 }  // namespace ttlpred::test

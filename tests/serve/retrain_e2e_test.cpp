@@ -80,10 +80,9 @@ TEST(ServeRetrain, DriftRaisesTheAlarmRetrainsSwapsWithNoFailedRequest) {
   ASSERT_FALSE(v1.empty());
 
   // The load: one job predicted again and again until the end, each answer checked.
-  std::atomic<bool> stop{false};
   std::atomic<std::uint64_t> load_ok{0}, load_failed{0};
   const std::string load_body = job_json(jobs, split.train_rows, 0, false).dump();
-  std::thread load([&] {
+  test::StoppableThread load([&](const std::atomic<bool>& stop) {
     auto c = child.client();
     while (!stop) {
       auto r = c.Post("/v1/predict", load_body, "application/json");
@@ -139,8 +138,7 @@ TEST(ServeRetrain, DriftRaisesTheAlarmRetrainsSwapsWithNoFailedRequest) {
   // Outcomes whose answer came from the model before a swap are journaled with nothing
   // served (docs/service.md, "Served predictions"): the service counts them.
   const double older = metric(http, "ttlpred_outcomes_unmatched_total{reason=\"older_model\"}");
-  stop = true;
-  load.join();
+  load.stop_and_join();
   EXPECT_GT(load_ok.load(), 0u);
   EXPECT_EQ(load_failed.load(), 0u) << "requests failed during the retrain and the swap";
 

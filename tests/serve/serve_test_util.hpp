@@ -76,9 +76,10 @@ struct TestServer {
 // and `extra` options) as a child process; its port is read from its first stdout line.
 // Every wait on it is bounded (kChildWait): a server that never prints its port or never
 // exits on a signal fails the test by name, where an unbounded read() or waitpid() held the
-// whole test run. The child dies with the test process (PR_SET_PDEATHSIG): it shares the
-// test's stderr, which ctest reads to its end, so a server left behind by a test that ctest
-// stopped at its time limit would hold ctest too.
+// whole test run. The child dies with the test (PR_SET_PDEATHSIG, which follows the thread
+// that forked: construct it on the test's own thread): it shares the test's stderr, and
+// ctest waits for that pipe's end, so a server left behind by a test that crashed or was
+// stopped at its time limit held ctest for as long as the server ran, with no test named.
 struct ServeChild {
   static constexpr std::chrono::seconds kChildWait{120};  // ASan start-up of a loaded model: ~2 s
   pid_t pid = -1;

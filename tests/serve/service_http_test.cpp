@@ -330,10 +330,9 @@ TEST(ServeHttp, OffLoopbackWithoutATokenRefusesAdminAndOutcomesWith403) {
 TEST(ServeHttp, ReloadUnderLoadDropsNothingAndRefusesBadModels) {
   test::TestServer s(options_for(models().a));
   const std::string version_a = s.service->model_version();
-  std::atomic<bool> stop{false};
   std::atomic<int> ok{0}, failed{0};
   std::set<std::string> versions_seen;
-  std::thread hammer([&] {
+  test::StoppableThread hammer([&](const std::atomic<bool>& stop) {
     auto c = s.client();
     const std::string body = R"([{"user":"alice"},{"user":"bob","requested_ttl_s":9000}])";
     while (!stop.load()) {
@@ -367,8 +366,7 @@ TEST(ServeHttp, ReloadUnderLoadDropsNothingAndRefusesBadModels) {
     for (int k = 0; k < 10000 && ok.load() + failed.load() < seen + 2; ++k)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  stop = true;
-  hammer.join();
+  hammer.stop_and_join();
   EXPECT_EQ(failed.load(), 0);
   EXPECT_GE(ok.load(), 12);  // two per model served, at least
   EXPECT_NE(version_a, version_b);

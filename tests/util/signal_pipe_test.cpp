@@ -9,6 +9,7 @@
 #include <chrono>
 #include <thread>
 
+#include "test_support.hpp"
 #include "util/error.hpp"
 #include "util/signal_pipe.hpp"
 
@@ -17,8 +18,7 @@ namespace {
 
 TEST(SignalPipe, ASignalOnAForeignThreadReachesTheReader) {
   // A "library" thread that blocks nothing, started before the pipe and the mask.
-  std::atomic<bool> stop{false};
-  std::thread foreign([&] {
+  test::StoppableThread foreign([](const std::atomic<bool>& stop) {
     while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   });
   SignalPipe pipe({SIGHUP, SIGUSR2});
@@ -35,8 +35,7 @@ TEST(SignalPipe, ASignalOnAForeignThreadReachesTheReader) {
   EXPECT_EQ(pipe.wait(), SIGUSR2);
   SignalPipe::notify(SIGTERM);  // a wake-up that is not a signal
   EXPECT_EQ(pipe.wait(), SIGTERM);
-  stop = true;
-  foreign.join();
+  foreign.stop_and_join();
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
 }
 
