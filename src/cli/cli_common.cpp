@@ -1,5 +1,7 @@
 #include "cli/cli_common.hpp"
 
+#include "model/quantile_heads.hpp"
+
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -242,10 +244,17 @@ const ModelChoice kModelChoices[] = {
 
 void add_model_choice_options(CLI::App& cmd, ModelChoiceOptions& choices) {
   for (const ModelChoice& c : kModelChoices) add_on_off_option(cmd, c.flag, choices.*c.value, c.help);
+  cmd.add_option("--quantiles", choices.quantiles,
+                 "LEVELS (e.g. 0.5,0.9,0.95,0.98,0.99,0.995): the network also predicts these quantiles of each job's "
+                 "run time (pinball-loss heads, monotone by construction), and each job's safe TTL is its own "
+                 "calibrated quantile (conformalized, never below its expected time); off: the mean only")
+      ->capture_default_str();
 }
 
 void apply_model_choices(const ModelChoiceOptions& choices, FitOptions& fit) {
   for (const ModelChoice& c : kModelChoices) fit.*c.target = parse_on_off(c.flag, choices.*c.value);
+  fit.train.quantile_levels.clear();
+  if (choices.quantiles != "off") fit.train.quantile_levels = parse_quantile_levels(choices.quantiles).levels;
 }
 
 void add_ttl_by_group_option(CLI::App& cmd, bool& value) {

@@ -85,6 +85,9 @@ bool parse_censored(const std::string& value);
 // cli_common.cpp declares them, so a new choice is added in one place.
 struct ModelChoiceOptions {
   std::string residual = "off", request_key = "off", censored_rates = "off", system_key = "off";
+  // --quantiles LEVELS|off: the network's quantile heads (TrainConfig::quantile_levels) and
+  // with them each job's own safe TTL (model/quantile_ttl.hpp).
+  std::string quantiles = "off";
 };
 void add_model_choice_options(CLI::App& cmd, ModelChoiceOptions& choices);
 // Sets the choices in `fit`; throws Error naming the option for a value other than on or off.

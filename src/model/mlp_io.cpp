@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "model/mlp_check.hpp"
+#include "model/quantile_heads.hpp"
 
 namespace ttlpred {
 
@@ -21,8 +22,10 @@ void validate_mlp(const MlpModel& m, const std::string& what) {
   } catch (const Error& e) {
     throw Error(what + ": invalid " + e.what());
   }
-  if (m.layers.back().out != 1 || m.layers.back().act != Activation::None)
-    throw Error(what + ": invalid model: the last layer must have one output and no activation");
+  // One output (the mean) and up to kMaxQuantileHeads quantile heads (model/quantile_heads.hpp).
+  if (m.layers.back().out < 1 || m.layers.back().out > 1 + kMaxQuantileHeads || m.layers.back().act != Activation::None)
+    throw Error(what + ": invalid model: the last layer must have 1 to " + std::to_string(1 + kMaxQuantileHeads) +
+                " outputs and no activation");
 }
 
 void write_mlp(BinaryWriter& w, const MlpModel& m) {

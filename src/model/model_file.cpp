@@ -20,8 +20,10 @@ enum class Section : std::uint32_t {
   Provenance = 8,
   ServingVariant = 9,
   ResidualBase = 10,  // only in format version 2 files
+  QuantileHeads = 11,
+  QuantileTtl = 12,
 };
-constexpr std::uint32_t kLastKnownSection = 10;
+constexpr std::uint32_t kLastKnownSection = 12;
 
 const char* section_name(std::uint32_t tag) {
   switch (static_cast<Section>(tag)) {
@@ -35,6 +37,8 @@ const char* section_name(std::uint32_t tag) {
     case Section::Provenance: return "training provenance";
     case Section::ServingVariant: return "serving variant";
     case Section::ResidualBase: return "residual base";
+    case Section::QuantileHeads: return "quantile heads";
+    case Section::QuantileTtl: return "per-job safe TTL";
   }
   return "unknown";
 }
@@ -85,6 +89,9 @@ constexpr std::size_t kMaxMetadataString = 64u << 20;
 
 std::vector<std::uint8_t> model_file_bytes(const ModelFile& m) {
   validate_mlp(m.mlp, "model to save");
+  if (m.mlp.layers.back().out != m.target.outputs())
+    throw Error("model to save: the network has " + std::to_string(m.mlp.layers.back().out) + " outputs, its target " +
+                std::to_string(m.target.outputs()));
   BinaryWriter payload;
   {
     BinaryWriter s;
@@ -107,6 +114,18 @@ std::vector<std::uint8_t> model_file_bytes(const ModelFile& m) {
   put_section(payload, Section::Metadata, metadata_bytes(m.meta));
   if (!m.provenance.empty()) put_section(payload, Section::Provenance, provenance_bytes(m.provenance));
   if (!m.serving_variant.empty()) put_section(payload, Section::ServingVariant, string_bytes(m.serving_variant));
+  // A model with quantile heads has a wider last layer, which builds without them refuse as
+  // an invalid network (model/mlp_io.cpp), so the section needs no new format version.
+  if (!m.target.quantiles.empty()) {
+    BinaryWriter s;
+    m.target.quantiles.write(s);
+    put_section(payload, Section::QuantileHeads, s.bytes());
+  }
+  if (!m.safe_ttl.quantile.empty()) {
+    BinaryWriter s;
+    m.safe_ttl.quantile.write(s);
+    put_section(payload, Section::QuantileTtl, s.bytes());
+  }
   // A residual model decodes wrong without its base, so it is a format version 2 file, which
   // builds that do not know the section refuse; every other model stays version 1.
   std::uint32_t version = 1;
@@ -124,6 +143,8 @@ ModelFile parse_model_file(const std::vector<std::uint8_t>& bytes, const std::st
   BinaryReader r(opened.payload, what);
   ModelFile m;
   ResidualBase residual;
+  QuantileHeads quantiles;
+  std::vector<std::uint8_t> quantile_ttl;  // read once the heads are known
   bool have_mlp = false, have_target = false;
   std::uint32_t seen = 0;  // bit per known section, to refuse duplicates
   while (!r.at_end()) {
@@ -186,6 +207,11 @@ ModelFile parse_model_file(const std::vector<std::uint8_t>& bytes, const std::st
         residual = ResidualBase::read(s);
         if (residual.empty()) s.fail("empty residual base");
         break;
+      case Section::QuantileHeads:
+        quantiles = QuantileHeads::read(s);
+        if (quantiles.empty()) s.fail("no quantile levels");
+        break;
+      case Section::QuantileTtl: quantile_ttl = body; continue;
       default: continue;  // a section added by a later build of the same format version
     }
     if (!s.at_end()) s.fail("unexpected trailing bytes");
@@ -194,6 +220,17 @@ ModelFile parse_model_file(const std::vector<std::uint8_t>& bytes, const std::st
   if (!have_target) throw Error(what + ": model file has no target transform section");
   if (opened.version >= 2 && residual.empty()) throw Error(what + ": format version 2 model file has no residual base");
   m.target.residual = std::move(residual);
+  m.target.quantiles = std::move(quantiles);
+  if (!quantile_ttl.empty()) {
+    if (m.target.quantiles.empty()) throw Error(what + ": a per-job safe TTL without quantile heads");
+    BinaryReader s(quantile_ttl, what + " (per-job safe TTL section)");
+    m.safe_ttl.quantile = QuantileTtlCalibration::read(s, m.target.quantiles.size());
+    if (!s.at_end()) s.fail("unexpected trailing bytes");
+  }
+  if (m.mlp.layers.back().out != m.target.outputs())
+    throw Error(what + ": the network has " + std::to_string(m.mlp.layers.back().out) + " outputs, its target " +
+                std::to_string(m.target.outputs()) + " (the mean and " + std::to_string(m.target.quantiles.size()) +
+                " quantile heads)");
   if (!m.target.residual.empty()) {
     std::vector<std::uint32_t> card;
     for (const auto& e : m.mlp.embeddings) card.push_back(e.cardinality);

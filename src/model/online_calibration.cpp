@@ -110,7 +110,7 @@ OnlineCalibrator::OnlineCalibrator(SafeTtlCalibration start, double alpha, const
 }
 
 double OnlineCalibrator::raw_ttl(const OnlineJob& job, double level) const {
-  double raw = calibration_.safe_ttl(job.pred_s, job.group, clamp_level(level), job.requested_s);
+  double raw = calibration_.safe_ttl(job.pred_s, job.upper_s, job.group, clamp_level(level), job.requested_s);
   if (options_.method == OnlineMethod::AciHistory && !history_rule_.values.empty() && job.history_q99_s > 0)
     raw = std::min(raw, job.history_q99_s * std::exp(history_rule_.conformal_quantile(clamp_level(level))));
   if (bound_) return bound_(raw, job.requested_s);
@@ -237,6 +237,8 @@ void OnlineCalibrator::refit() {
     ro.floor_s = options_.refit.floor_s;
     calibrate_request_tables(c, rw, rp, rr, rg, calibration_.request_by_group, ro);
   }
+  // The window keeps no job's quantile heads: the per-job rule stays the model's.
+  c.quantile = std::move(calibration_.quantile);
   calibration_ = std::move(c);
 }
 

@@ -6,7 +6,8 @@
 // the outcomes of jobs as they finish and moves the level it asks the static calibration for.
 //
 // Every method answers a job through the static calibration at some level a_t:
-//   TTL = bound(calibration.safe_ttl(pred, group, a_t, request))
+//   TTL = bound(calibration.safe_ttl(pred, upper, group, a_t, request))
+// (upper: the job's own quantile, for a model with the per-job rule: model/quantile_ttl.hpp)
 // and differs in how a_t (or the calibration) follows outcomes. An outcome is "killed" when
 // the job ran longer than the TTL it was given and not longer than its request (the kill
 // rate's own definition, train/metrics.hpp).
@@ -49,6 +50,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -127,6 +129,9 @@ inline constexpr double kMaxLevel = 0.5;
 // What the calibrator needs to know of a job to answer it.
 struct OnlineJob {
   double pred_s = 0;        // expected wall time, already bounded (>= floor, <= request)
+  // The job's quantile at the head of the calibration's per-job rule (Prediction::upper_s);
+  // NaN: the job is answered through the mean's calibration.
+  double upper_s = std::numeric_limits<double>::quiet_NaN();
   double requested_s = 0;   // <= 0: none
   std::uint32_t group = kNoGroup;  // the static calibration's group id
   std::uint32_t key = 0;    // mondrian key (user, queue ...); ignored by the other methods

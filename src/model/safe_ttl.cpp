@@ -8,35 +8,6 @@
 
 namespace ttlpred {
 
-ResidualQuantiles ResidualQuantiles::from_residuals(std::vector<float> residuals, std::size_t max_stored) {
-  ResidualQuantiles q;
-  q.n = residuals.size();
-  if (residuals.empty()) return q;
-  std::sort(residuals.begin(), residuals.end());
-  const std::size_t n = residuals.size();
-  const std::size_t m = std::max<std::size_t>(2, std::min(max_stored, n));
-  if (m >= n) {
-    q.values = std::move(residuals);
-    return q;
-  }
-  q.values.resize(m);
-  for (std::size_t j = 0; j < m; ++j) q.values[j] = residuals[j * (n - 1) / (m - 1)];
-  return q;
-}
-
-double ResidualQuantiles::conformal_quantile(double alpha) const {
-  if (n == 0 || values.empty()) throw Error("safe-TTL calibration has no residuals");
-  const double level = std::ceil(static_cast<double>(n + 1) * (1.0 - alpha) - 1e-9);
-  if (level > static_cast<double>(n)) return values.back();
-  const std::uint64_t rank0 = static_cast<std::uint64_t>(std::max(level, 1.0)) - 1;  // 0-based rank
-  const std::uint64_t m = values.size();
-  if (m == n) return values[rank0];
-  // Smallest stored j whose rank j*(n-1)/(m-1) (floored) is >= rank0: rounding up keeps the
-  // TTL on the safe side of the exact quantile.
-  const std::uint64_t j = (rank0 * (m - 1) + (n - 2)) / (n - 1);
-  return values[std::min<std::uint64_t>(j, m - 1)];
-}
-
 double SafeTtlCalibration::log_margin(std::uint32_t group, double alpha) const {
   if (!(alpha > 0.0 && alpha < 1.0)) throw Error("safe-TTL alpha must lie in (0, 1), got " + std::to_string(alpha));
   if (group != kNoGroup) {
@@ -76,34 +47,23 @@ double SafeTtlCalibration::safe_ttl(double pred_s, std::uint32_t group, double a
   return requested_s > 0 ? std::min(t, requested_s) : t;
 }
 
-namespace {
-void write_quantiles(BinaryWriter& w, const ResidualQuantiles& q) {
-  w.put<std::uint64_t>(q.n);
-  w.put_vector(q.values);
+double SafeTtlCalibration::safe_ttl(double pred_s, double upper_s, std::uint32_t group, double alpha,
+                                    double requested_s) const {
+  if (quantile.empty() || !std::isfinite(upper_s)) return safe_ttl(pred_s, group, alpha, requested_s);
+  const double t = quantile.safe_ttl(pred_s, upper_s, group, alpha);
+  return requested_s > 0 ? std::min(t, requested_s) : t;
 }
-ResidualQuantiles read_quantiles(BinaryReader& r) {
-  ResidualQuantiles q;
-  q.n = r.get<std::uint64_t>();
-  q.values = r.get_vector<float>(1u << 24);
-  if (q.values.size() > q.n || (q.n > 0 && q.values.size() < std::min<std::uint64_t>(q.n, 2)))
-    r.fail("safe-TTL residual table stores " + std::to_string(q.values.size()) + " values for " + std::to_string(q.n) + " residuals");
-  for (std::size_t i = 0; i < q.values.size(); ++i) {
-    if (!std::isfinite(q.values[i])) r.fail("safe-TTL residual is not finite");
-    if (i > 0 && q.values[i] < q.values[i - 1]) r.fail("safe-TTL residuals are not sorted");
-  }
-  return q;
-}
-}  // namespace
+
 
 void SafeTtlCalibration::write(BinaryWriter& w) const {
   w.put_string(group_column);
   w.put<double>(floor_s);
   w.put<std::uint64_t>(min_group_rows);
-  write_quantiles(w, global);
+  write_residual_quantiles(w, global);
   w.put<std::uint64_t>(group_ids.size());
   for (std::size_t i = 0; i < group_ids.size(); ++i) {
     w.put<std::uint32_t>(group_ids[i]);
-    write_quantiles(w, group_residuals[i]);
+    write_residual_quantiles(w, group_residuals[i]);
   }
   // An optional tail: files written before it existed read as having none.
   w.put<std::uint8_t>(request.empty() ? 0 : 1);
@@ -125,14 +85,14 @@ SafeTtlCalibration SafeTtlCalibration::read(BinaryReader& r) {
   c.floor_s = r.get<double>();
   if (!(c.floor_s > 0.0) || !std::isfinite(c.floor_s)) r.fail("safe-TTL floor must be a positive number");
   c.min_group_rows = r.get<std::uint64_t>();
-  c.global = read_quantiles(r);
+  c.global = read_residual_quantiles(r);
   const auto groups = r.get<std::uint64_t>();
   if (groups > (1u << 20)) r.fail("safe-TTL calibration claims " + std::to_string(groups) + " groups");
   for (std::uint64_t i = 0; i < groups; ++i) {
     const auto id = r.get<std::uint32_t>();
     if (!c.group_ids.empty() && id <= c.group_ids.back()) r.fail("safe-TTL group ids are not strictly increasing");
     c.group_ids.push_back(id);
-    c.group_residuals.push_back(read_quantiles(r));
+    c.group_residuals.push_back(read_residual_quantiles(r));
   }
   if (!r.at_end()) {
     const auto has_request = r.get<std::uint8_t>();

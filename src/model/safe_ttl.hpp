@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "model/quantile_ttl.hpp"
 #include "model/request_aware_ttl.hpp"
+#include "model/residual_quantiles.hpp"
 #include "util/binary_io.hpp"
 
 namespace ttlpred {
@@ -44,18 +46,8 @@ struct SafeTtlOptions {
   // others share one), each holding its own kill budget: Mondrian calibration of the
   // request-aware rule. Off: one table for all groups (per stratum, see kFallbackStratum).
   bool request_by_group = false;
-};
-
-// Sorted residual order statistics of `n` residuals; values[j] is the residual of 0-based
-// rank floor(j*(n-1)/(m-1)), m = values.size() (all ranks when m == n).
-struct ResidualQuantiles {
-  std::uint64_t n = 0;
-  std::vector<float> values;
-
-  static ResidualQuantiles from_residuals(std::vector<float> residuals, std::size_t max_stored);
-  // The conformal quantile at level 1 - alpha; never below the exact one. When
-  // (n+1)(1-alpha) > n the guarantee cannot be met and the largest residual is returned.
-  double conformal_quantile(double alpha) const;
+  // Models with quantile heads: the per-job rule (model/quantile_ttl.hpp).
+  QuantileTtlOptions quantile;
 };
 
 struct SafeTtlCalibration {
@@ -77,6 +69,10 @@ struct SafeTtlCalibration {
   // The request-aware table that answers a job of `group` (`request` when no own table).
   const RequestAwareCalibration& request_table(std::uint32_t group) const;
 
+  // The per-job rule of a model with quantile heads (model/quantile_ttl.hpp); empty: none.
+  // Written in a model-file section of its own, not by write().
+  QuantileTtlCalibration quantile;
+
   bool empty() const { return global.n == 0; }
   // The log-space margin for `group` (kNoGroup or an unknown/small group -> global).
   double log_margin(std::uint32_t group, double alpha) const;
@@ -86,6 +82,9 @@ struct SafeTtlCalibration {
   // The same for a job whose requested TTL is `requested_s` (<= 0 or NaN: none), capped at
   // the request: request-aware when calibrated so and the job has a request.
   double safe_ttl(double pred_s, std::uint32_t group, double alpha, double requested_s) const;
+  // The same for a job whose quantile head (the one `quantile` conforms) predicts `upper_s`:
+  // the per-job rule when `quantile` is calibrated and upper_s is finite, else the above.
+  double safe_ttl(double pred_s, double upper_s, std::uint32_t group, double alpha, double requested_s) const;
 
   void write(BinaryWriter& w) const;
   static SafeTtlCalibration read(BinaryReader& r);

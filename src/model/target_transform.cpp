@@ -43,6 +43,18 @@ double TargetTransform::decode_median_seconds(float z) const {
   return from_t(static_cast<double>(z) * stddev + mean) * 3600.0;
 }
 
+void TargetTransform::decode_quantile_seconds(const float* raw, float offset, double* q_s) const {
+  float q[kMaxQuantileHeads];
+  decode_quantile_heads(raw, quantiles.size(), offset, q);
+  for (std::size_t j = 0; j < quantiles.size(); ++j) q_s[j] = std::max(0.0, decode_median_seconds(q[j]));
+}
+
+double TargetTransform::decode_quantile_head(const float* raw, float offset, std::size_t h) const {
+  float q = raw[0] + offset;
+  for (std::size_t j = 1; j <= h; ++j) q += softplus(raw[j]);
+  return std::max(0.0, decode_median_seconds(q));
+}
+
 double TargetTransform::decode_seconds(float z) const {
   const double t = static_cast<double>(z) * stddev + mean;
   if (smear.empty()) return from_t(t) * 3600.0;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "model/model_input.hpp"
+#include "model/quantile_heads.hpp"
 #include "model/residual_base.hpp"
 #include "util/binary_io.hpp"
 
@@ -32,6 +33,9 @@ struct TargetTransform {
   // The history estimate the network's output is relative to; empty = none. Written in a
   // section of its own (model/model_file.hpp), not by write().
   ResidualBase residual;
+  // The quantile heads after the network's mean output (model/quantile_heads.hpp); empty =
+  // none. Written in a section of its own, not by write().
+  QuantileHeads quantiles;
 
   // Forward transform (before standardization) and its inverse; hours >= 0.
   double to_t(double hours) const;
@@ -45,6 +49,13 @@ struct TargetTransform {
   double decode_seconds(float z) const;
   // Network output -> the plain inverse (a median for compressed targets), in seconds.
   double decode_median_seconds(float z) const;
+  // The network's width: 1 + the number of quantile heads.
+  std::size_t outputs() const { return 1 + quantiles.size(); }
+  // One row's head outputs raw[0..K) (the network's outputs 1..K) with the row's offset_z ->
+  // its K monotone quantiles of run time in seconds (>= 0), in q_s[0..K).
+  void decode_quantile_seconds(const float* raw, float offset, double* q_s) const;
+  // Only head h's quantile (the serving path needs one): the same value as q_s[h] above.
+  double decode_quantile_head(const float* raw, float offset, std::size_t h) const;
 
   // Fills `smear` with `points` mid-quantiles of the t-space residuals t(actual) - t(pred)
   // of held-out rows (`pred_z` are network outputs). No-op for Hours when `points` is 0.

@@ -238,7 +238,9 @@ Backtest run_backtest(const JobTable& trace, const BacktestOptions& options, con
         kept.pred_s.push_back(preds[i].expected_wall_s);
         for (std::size_t l = 0; l < options.job_levels.size(); ++l)
           kept.static_ttl_s[l][i] =
-              bound(model.safe_ttl.safe_ttl(preds[i].expected_wall_s, groups[i], options.job_levels[l], requested), requested);
+              bound(model.safe_ttl.safe_ttl(preds[i].expected_wall_s, preds[i].upper_s, groups[i], options.job_levels[l],
+                                            requested),
+                    requested);
       }
     }
     result.splits.push_back(std::move(s));

@@ -163,7 +163,9 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
   PredictorOptions calib_predictor;
   calib_predictor.variant = compressed_variant(options.compression);
   const Predictor uncalibrated(m, calib_predictor);
-  const auto preds = uncalibrated.predict_rows(jobs, calib_rows, history, &groups, group_column);
+  std::vector<float> head_quantiles;  // rows x heads, for the per-job safe TTL
+  const auto preds = uncalibrated.predict_rows(jobs, calib_rows, history, &groups, group_column,
+                                               m.target.quantiles.empty() ? nullptr : &head_quantiles);
   const auto calib_wall = column_as_float(jobs.num(Field::WallTime), n_fit, n_train);
   const auto calib_req = column_as_float(jobs.num(Field::RequestedTtl), n_fit, n_train);
   std::vector<float> cw, cp, all_pred;
@@ -199,6 +201,16 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
       ro.floor_s = options.safe_ttl.floor_s;
       calibrate_request_tables(m.safe_ttl, rw, rp, rr, rg, options.safe_ttl.request_by_group, ro, rcpu);
     }
+  }
+
+  if (!m.target.quantiles.empty()) {
+    // Every calibration row: outrunners and jobs under their expected time are in the kill
+    // rate's denominator and score as never killed (model/quantile_ttl.hpp).
+    std::vector<std::uint32_t> qg;
+    if (!group_column.empty()) qg = groups;
+    m.safe_ttl.quantile = calibrate_quantile_ttl(calib_wall, all_pred, calib_req, head_quantiles,
+                                                 m.target.quantiles.size(), m.target.quantiles.levels, qg,
+                                                 options.safe_ttl.quantile);
   }
 
   const double calib_rmse = rmse_hours(calib_wall, all_pred);

@@ -43,6 +43,9 @@ Predictor::Predictor(ModelFile model, const PredictorOptions& options, const std
                 std::to_string(encoder_->cat_width()) + " categorical) does not match the network (" +
                 std::to_string(model_->mlp.dense_inputs) + ", " + std::to_string(model_->mlp.embeddings.size()) + ")");
   model_->target.residual.check_fits(encoder_->dense_width(), encoder_->cat_cardinality(), what);
+  if (model_->mlp.layers.empty() || model_->mlp.layers.back().out != model_->target.outputs())
+    throw Error(what + ": the network's outputs do not match its target (the mean and " +
+                std::to_string(model_->target.quantiles.size()) + " quantile heads)");
   const engine::BackendKind& kind = options.backend ? *options.backend : engine::cpu_backend();
   if (options.variant_from_model) {
     options_.variant = model_made_for(*model_);
@@ -132,6 +135,18 @@ Prediction Predictor::finish(float z, double requested_ttl_s, std::uint32_t grou
   return p;
 }
 
+Prediction Predictor::finish(const float* out, float offset, double requested_ttl_s, std::uint32_t group) const {
+  const QuantileTtlCalibration& rule = model_->safe_ttl.quantile;
+  if (rule.empty()) return finish(out[0] + offset, requested_ttl_s, group);
+  Prediction p;
+  p.group = group;
+  p.expected_wall_s = bound_seconds(model_->target.decode_seconds(out[0] + offset), requested_ttl_s, options_, p.capped);
+  p.upper_s = model_->target.decode_quantile_head(out + 1, offset, rule.head);
+  const double safe = model_->safe_ttl.safe_ttl(p.expected_wall_s, p.upper_s, group, options_.alpha, requested_ttl_s);
+  p.safe_ttl_s = bound_seconds(safe, requested_ttl_s, options_, p.capped);
+  return p;
+}
+
 void Predictor::predict(std::span<const JobRecord> jobs, const HistoryState& history, std::span<Prediction> out) const {
   if (out.size() < jobs.size()) throw Error("predict: output span is shorter than the batch");
   if (history.width() != encoder_->history_width()) throw Error("predict: history state width does not match the model");
@@ -142,7 +157,8 @@ void Predictor::predict(std::span<const JobRecord> jobs, const HistoryState& his
   if (dense.size() < n * dw) dense.resize(n * dw);
   if (cats.size() < n * cw) cats.resize(n * cw);
   if (hist.size() < history.width()) hist.resize(history.width());
-  if (z.size() < n) z.resize(n);
+  const std::size_t width = model_->target.outputs();
+  if (z.size() < n * width) z.resize(n * width);
   for (std::size_t i = 0; i < n; ++i) {
     history.features(jobs[i], hist.data());
     encoder_->encode_one(jobs[i], hist.data(), dense.data() + i * dw, cats.data() + i * cw);
@@ -152,7 +168,7 @@ void Predictor::predict(std::span<const JobRecord> jobs, const HistoryState& his
     const float* d = dense.data() + i * dw;
     const std::uint32_t* c = cats.data() + i * cw;
     const float offset = model_->target.offset_z(d, c);
-    out[i] = finish(z[i] + offset, jobs[i][Field::RequestedTtl], calibration_group(group_cat_, d, c));
+    out[i] = finish(z.data() + i * width, offset, jobs[i][Field::RequestedTtl], calibration_group(group_cat_, d, c));
   }
 }
 
@@ -164,20 +180,33 @@ std::uint32_t Predictor::calibration_group(int column, const float* dense, const
 
 std::vector<Prediction> Predictor::predict_rows(const JobTable& table, std::span<const std::size_t> rows,
                                                 const HistoryMatrix& history, std::vector<std::uint32_t>* group_ids,
-                                                const std::string& group_column) const {
+                                                const std::string& group_column, std::vector<float>* quantiles_s) const {
   const EncodedBatch batch = encoder_->encode_batch(table, rows, &history);
-  std::vector<float> z(rows.size());
+  const std::size_t width = model_->target.outputs();
+  std::vector<float> z(rows.size() * width);
   // Chunks keep the engine's scratch small and the cache warm.
   constexpr std::size_t kChunk = 1024;
   for (std::size_t s = 0; s < rows.size(); s += kChunk) {
     const std::size_t m = std::min(kChunk, rows.size() - s);
-    backend_->predict(batch.dense_row(s), batch.cat_width ? batch.cat_row(s) : nullptr, m, z.data() + s);
+    backend_->predict(batch.dense_row(s), batch.cat_width ? batch.cat_row(s) : nullptr, m, z.data() + s * width);
   }
-  add_offsets(model_->target, batch, 0, z);
   const auto requested = table.num(Field::RequestedTtl);
   std::vector<Prediction> out(rows.size());
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    out[i] = finish(z[i], requested[rows[i]], calibration_group(group_cat_, batch.dense_row(i), batch.cat_row(i)));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const float offset = model_->target.offset_z(batch.dense_row(i), batch.cat_width ? batch.cat_row(i) : nullptr);
+    out[i] = finish(z.data() + i * width, offset, requested[rows[i]],
+                    calibration_group(group_cat_, batch.dense_row(i), batch.cat_row(i)));
+  }
+  if (quantiles_s) {
+    const std::size_t k = width - 1;
+    quantiles_s->assign(rows.size() * k, 0.0f);
+    double q[kMaxQuantileHeads];
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const float offset = model_->target.offset_z(batch.dense_row(i), batch.cat_width ? batch.cat_row(i) : nullptr);
+      model_->target.decode_quantile_seconds(z.data() + i * width + 1, offset, q);
+      for (std::size_t j = 0; j < k; ++j) (*quantiles_s)[i * k + j] = static_cast<float>(q[j]);
+    }
+  }
   if (group_ids) {
     const int pos = category_position(group_column, "predict");
     group_ids->resize(rows.size());

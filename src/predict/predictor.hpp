@@ -7,6 +7,7 @@
 // supplies the per-user/per-production features is the caller's (the service keeps it
 // current from outcomes, evaluation computes it leak-free over a table).
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -59,6 +60,9 @@ struct Prediction {
   double safe_ttl_s = 0;       // conformal upper bound at level alpha, bounded likewise
   bool capped = false;         // the safe TTL (or the expected wall time) was cut to max_ttl_s
   std::uint32_t group = kNoGroup;  // the safe-TTL calibration's group id the job was answered in
+  // The job's quantile of run time at the head its per-job safe TTL is built on (seconds,
+  // unbounded; model/quantile_ttl.hpp); NaN for a model without that rule.
+  double upper_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 // The engine variant a model file was made for: the one its safe TTL was calibrated on
@@ -78,9 +82,12 @@ class Predictor {
   // vocabulary of `group_column` (kNoGroup for every row when that is ""), with
   // kFallbackStratum set where a residual model's row falls back: what the safe-TTL
   // calibration groups by (model/safe_ttl.hpp).
+  // With `quantiles_s`, also every row's quantile heads decoded to seconds (rows x heads; the
+  // per-job safe TTL's calibration reads them).
   std::vector<Prediction> predict_rows(const JobTable& table, std::span<const std::size_t> rows,
                                        const HistoryMatrix& history, std::vector<std::uint32_t>* group_ids = nullptr,
-                                       const std::string& group_column = "") const;
+                                       const std::string& group_column = "",
+                                       std::vector<float>* quantiles_s = nullptr) const;
 
   // A fresh history state of the model's configuration, seeded with what the model file
   // carries (the state at the end of its training data), if anything.
@@ -104,6 +111,9 @@ class Predictor {
   // safe-TTL group (kNoGroup when ungrouped) decoded, calibrated and bounded. Public so that
   // `ttlpred bench --serving` can time it alone.
   Prediction finish(float z, double requested_ttl_s, std::uint32_t group) const;
+  // The same for all of a row's raw network outputs `out` (the mean, then the quantile heads)
+  // and its residual offset: the per-job safe TTL where the model has one.
+  Prediction finish(const float* out, float offset, double requested_ttl_s, std::uint32_t group) const;
 
  private:
   // Position of `column` among the encoder's categorical columns; -1 for ""; throws if absent.

@@ -253,6 +253,7 @@ void Service::calibrate(const LoadedModel& model, std::span<const JobRecord> job
     const double req = jobs[i][Field::RequestedTtl];
     OnlineJob job;
     job.pred_s = p.expected_wall_s;
+    job.upper_s = p.upper_s;
     job.requested_s = req > 0 ? req : 0.0;
     job.group = p.group;
     job.key = calibration_key_ ? text_key(jobs[i].text(*calibration_key_)) : 0;

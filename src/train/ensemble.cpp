@@ -65,7 +65,9 @@ MlpModel merge_ensemble(std::span<const MlpModel> members) {
       offset[k] = last ? 0 : d.out;
       if (!last) d.out += members[k].layers[l].out;
     }
-    if (last) d.out = 1;
+    // The last layer averages the members' outputs: the mean, and the raw quantile heads
+    // (monotone after the cumulative softplus whatever they are: model/quantile_heads.hpp).
+    if (last) d.out = first.layers[l].out;
     d.weight.assign(static_cast<std::size_t>(d.in) * d.out, 0.f);
     d.bias.assign(d.out, 0.f);
     const float inv_k = 1.0f / static_cast<float>(K);

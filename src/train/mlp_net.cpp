@@ -1,5 +1,7 @@
 #include "train/mlp_net.hpp"
 
+#include "model/quantile_heads.hpp"
+
 // Built with AVX-512 enabled (the opt-in -march builds), GCC 12's avx512fintrin.h makes
 // undefined vectors as `__m512 __Y = __Y;`, which -Wmaybe-uninitialized flags wherever
 // Eigen inlines such an intrinsic (GCC bug 105593, fixed in GCC 13). The pragma covers the
@@ -251,21 +253,35 @@ void net_forward(const NetShape& s, const NetLayout& L, const T* params, const E
 template <class T>
 double net_backward(const NetShape& s, const NetLayout& L, const T* params, const EncodedBatch& x,
                     std::span<const std::uint32_t> rows, const float* y, T grad_scale, const DropoutPlan& dropout,
-                    NetWorkspace<T>& ws, const ActQuantPlan* aq, const std::uint8_t* lower_bound) {
+                    NetWorkspace<T>& ws, const ActQuantPlan* aq, const std::uint8_t* lower_bound,
+                    const QuantileLoss* quantiles) {
+  const std::size_t k = quantiles ? quantiles->levels.size() : 0;
+  const std::size_t width = s.widths.back();
+  if (width != 1 + k)
+    throw Error("training: the network has " + std::to_string(width) + " outputs for 1 mean and " + std::to_string(k) +
+                " quantile heads");
   forward_all(s, L, params, x, rows, &dropout, ws, aq);
   const std::size_t n = rows.size();
   const std::size_t n_layers = s.widths.size();
   const bool drop = dropout.rate > 0.0f;
   ws.grad.resize(L.total);
-  // Output layer: d/dz of scale * (z - y)^2.
+  // Output layer: d/dz of scale * (z - y)^2, and of the heads' scale * weight * pinball.
   double sse = 0.0;
-  ws.dz.resize(n);
+  ws.dz.resize(n * width);
   const auto& out = ws.a.back();
+  const T head_scale = k ? grad_scale * static_cast<T>(quantiles->weight) : T(0);
   for (std::size_t i = 0; i < n; ++i) {
-    T e = out[i] - static_cast<T>(y[i]);
-    if (lower_bound && lower_bound[i] && e > T(0)) e = T(0);  // above a lower bound: no error
+    const T* o = out.data() + i * width;
+    T* d = ws.dz.data() + i * width;
+    const bool bound = lower_bound && lower_bound[i];
+    T e = o[0] - static_cast<T>(y[i]);
+    if (bound && e > T(0)) e = T(0);  // above a lower bound: no error
     sse += static_cast<double>(e) * static_cast<double>(e);
-    ws.dz[i] = T(2) * grad_scale * e;
+    d[0] = T(2) * grad_scale * e;
+    if (k) {
+      quantile_heads_loss<T>(o + 1, quantiles->levels, static_cast<T>(y[i]), bound, d + 1);
+      for (std::size_t j = 1; j <= k; ++j) d[j] *= head_scale;
+    }
   }
   for (std::size_t l = n_layers; l-- > 0;) {
     const Eigen::Index in = s.layer_inputs(l), outw = s.widths[l];
@@ -320,15 +336,24 @@ void add_embedding_gradients(const NetShape& s, const NetLayout& L, const Encode
 template <class T>
 double net_loss_and_gradient(const NetShape& s, const T* params, const EncodedBatch& x,
                              std::span<const std::uint32_t> rows, const float* y, std::vector<T>& grad,
-                             const std::uint8_t* lower_bound) {
+                             const std::uint8_t* lower_bound, const QuantileLoss* quantiles) {
   const NetLayout L(s);
   NetWorkspace<T> ws;
   const AlignedVector<T> p(params, params + L.total);
-  const double sse = net_backward<T>(s, L, p.data(), x, rows, y, T(1), DropoutPlan{}, ws, nullptr, lower_bound);
+  double loss = net_backward<T>(s, L, p.data(), x, rows, y, T(1), DropoutPlan{}, ws, nullptr, lower_bound, quantiles);
   grad.assign(ws.grad.begin(), ws.grad.end());
   std::fill(grad.begin(), grad.begin() + static_cast<std::ptrdiff_t>(L.embeddings_end), T(0));
   add_embedding_gradients<T>(s, L, x, rows, ws, grad.data());
-  return sse;
+  if (quantiles && !quantiles->levels.empty()) {
+    // net_backward returns the squared errors alone; the heads' part of the same loss.
+    const std::size_t width = s.widths.back();
+    const auto& out = ws.a.back();
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      loss += static_cast<double>(quantiles->weight) *
+              static_cast<double>(quantile_heads_loss<T>(out.data() + i * width + 1, quantiles->levels,
+                                                         static_cast<T>(y[i]), lower_bound && lower_bound[i], nullptr));
+  }
+  return loss;
 }
 
 #define TTLPRED_INSTANTIATE(T)                                                                                   \
@@ -337,12 +362,13 @@ double net_loss_and_gradient(const NetShape& s, const T* params, const EncodedBa
                                std::span<const std::uint32_t>, NetWorkspace<T>&, T*, const ActQuantPlan*);                            \
   template double net_backward<T>(const NetShape&, const NetLayout&, const T*, const EncodedBatch&,              \
                                   std::span<const std::uint32_t>, const float*, T, const DropoutPlan&,           \
-                                  NetWorkspace<T>&, const ActQuantPlan*, const std::uint8_t*);                  \
+                                  NetWorkspace<T>&, const ActQuantPlan*, const std::uint8_t*,                   \
+                                  const QuantileLoss*);                                                         \
   template void add_embedding_gradients<T>(const NetShape&, const NetLayout&, const EncodedBatch&,               \
                                            std::span<const std::uint32_t>, const NetWorkspace<T>&, T*);          \
   template double net_loss_and_gradient<T>(const NetShape&, const T*, const EncodedBatch&,                       \
                                            std::span<const std::uint32_t>, const float*, std::vector<T>&,        \
-                                           const std::uint8_t*);
+                                           const std::uint8_t*, const QuantileLoss*);
 TTLPRED_INSTANTIATE(float)
 TTLPRED_INSTANTIATE(double)
 #undef TTLPRED_INSTANTIATE

@@ -21,7 +21,7 @@ namespace ttlpred {
 struct NetShape {
   std::uint32_t dense_inputs = 0;
   std::vector<std::uint32_t> emb_card, emb_dim;  // per categorical column
-  std::vector<std::uint32_t> widths;  // outputs of each layer, the last is 1
+  std::vector<std::uint32_t> widths;  // outputs of each layer, the last is 1 + quantile heads
   std::vector<Activation> acts;       // per layer, the last is None
 
   std::uint32_t first_inputs() const;
@@ -59,6 +59,14 @@ struct ActQuantPlan {
   std::vector<quant::ActFakeQuant> layer_inputs;  // one per layer
 };
 
+// The quantile heads' part of the loss (model/quantile_heads.hpp): each row's pinball losses
+// at `levels`, times `weight`, added to the mean output's squared error. The network's last
+// layer then has 1 + levels.size() outputs.
+struct QuantileLoss {
+  std::span<const float> levels;
+  float weight = 1.0f;
+};
+
 // Scratch buffers of one shard; reused across steps so that training does not allocate.
 template <class T>
 struct NetWorkspace {
@@ -73,7 +81,8 @@ struct NetWorkspace {
 
 // `params` should be 64-byte aligned (AlignedVector) for results that do not depend on
 // where the buffer lies.
-// Forward pass of `rows` (indices into x): out[i] = network output for x row rows[i].
+// Forward pass of `rows` (indices into x): out[i * W + o] = network output o for x row
+// rows[i], W = the last layer's width.
 // Category indices at or above a table's cardinality read the OOV row 0. `act_quant`
 // (optional) fake-quantizes each layer's input.
 template <class T>
@@ -87,21 +96,24 @@ void net_forward(const NetShape& s, const NetLayout& L, const T* params, const E
 // `lower_bound` (optional, parallel to rows): where non-zero, y is only a lower bound on the
 // target (a censored outcome: the job was killed at its limit), and the error counts only
 // when out < y: the loss max(0, y - out)^2, which never pulls a prediction down to the bound.
+// `quantiles` (optional): outputs 1..K are quantile heads whose weighted pinball losses join
+// the gradient (not the returned sum); the last layer's width must be 1 + K.
 template <class T>
 double net_backward(const NetShape& s, const NetLayout& L, const T* params, const EncodedBatch& x,
                     std::span<const std::uint32_t> rows, const float* y, T grad_scale, const DropoutPlan& dropout,
                     NetWorkspace<T>& ws, const ActQuantPlan* act_quant = nullptr,
-                    const std::uint8_t* lower_bound = nullptr);
+                    const std::uint8_t* lower_bound = nullptr, const QuantileLoss* quantiles = nullptr);
 
 // Adds the embedding-table gradients of a finished net_backward into grad[0, embeddings_end).
 template <class T>
 void add_embedding_gradients(const NetShape& s, const NetLayout& L, const EncodedBatch& x,
                              std::span<const std::uint32_t> rows, const NetWorkspace<T>& ws, T* grad);
 
-// Loss sum and full gradient (layers and embeddings) on one shard: the gradient-check entry.
+// Loss and full gradient (layers and embeddings) on one shard: the gradient-check entry. The
+// loss is the squared errors' sum plus, with `quantiles`, the weighted pinball losses' sum.
 template <class T>
 double net_loss_and_gradient(const NetShape& s, const T* params, const EncodedBatch& x,
                              std::span<const std::uint32_t> rows, const float* y, std::vector<T>& grad,
-                             const std::uint8_t* lower_bound = nullptr);
+                             const std::uint8_t* lower_bound = nullptr, const QuantileLoss* quantiles = nullptr);
 
 }  // namespace ttlpred

@@ -54,7 +54,7 @@ NetShape make_shape(const EncodedBatch& x, const TrainConfig& c) {
     s.widths.push_back(w);
     s.acts.push_back(c.activation);
   }
-  s.widths.push_back(1);
+  s.widths.push_back(static_cast<std::uint32_t>(1 + c.quantile_levels.size()));  // the mean, then the heads
   s.acts.push_back(Activation::None);
   return s;
 }
@@ -77,6 +77,8 @@ TrainResult train_mlp(const EncodedBatch& x, std::span<const float> wall_s, cons
   TargetTransform tt;
   tt.kind = c.target;
   tt.lambda = c.power_lambda;
+  tt.quantiles.levels = c.quantile_levels;
+  tt.quantiles.check("training");
   double sum = 0, sq = 0;
   for (std::size_t i = 0; i < n_tr; ++i) {
     const double v = tt.to_t(wall_s[i] / 3600.0);
@@ -109,7 +111,7 @@ TrainResult finetune_mlp(const MlpModel& start, const TargetTransform& target, c
       throw Error("fine-tuning: categorical column " + std::to_string(j) + " has " +
                   std::to_string(x.cat_cardinality[j]) + " values, the starting model's embedding " +
                   std::to_string(start.embeddings[j].cardinality));
-  TargetTransform tt = target;
+  TargetTransform tt = target;  // the starting model's quantile heads included
   tt.smear.clear();
   const std::vector<float> init = pack_parameters(start);
   const NetShape shape = shape_of(start);

@@ -17,6 +17,7 @@ std::string train_config_json(const TrainConfig& c) {
       {"batch_size", c.batch_size}, {"shards", c.shards}, {"max_epochs", c.max_epochs}, {"patience", c.patience},
       {"validation_fraction", c.validation_fraction},
       {"target", target_kind_name(c.target)}, {"power_lambda", c.power_lambda}, {"smearing_points", c.smearing_points},
+      {"quantile_levels", c.quantile_levels}, {"quantile_weight", c.quantile_weight},
       {"seed", c.seed}, {"threads", c.threads}};
   return j.dump();
 }

@@ -47,6 +47,11 @@ struct TrainConfig {
   // Empty: the network regresses the target itself. train/residual_choice.hpp chooses.
   std::vector<BaseColumn> residual_candidates;
   std::int32_t residual_group_cat = -1;
+  // Quantile heads (model/quantile_heads.hpp): levels of the run-time quantiles the network
+  // predicts beside its mean, for the per-job safe TTL; empty: a mean-only network. Their
+  // pinball losses join the mean's squared error with `quantile_weight` each.
+  std::vector<float> quantile_levels;
+  float quantile_weight = 1.0f;
   std::uint64_t seed = 1;
   int threads = 0;  // 0 = all cores
 };

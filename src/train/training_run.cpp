@@ -71,14 +71,23 @@ void forward_range(const NetShape& s, const NetLayout& L, const float* params, c
                    std::size_t end, float* out, ThreadPool& pool, const ActQuantPlan* act_quant) {
   const std::size_t n = end - begin;
   const std::size_t chunks = (n + kPredictChunk - 1) / kPredictChunk;
+  const std::size_t width = s.widths.back();
   std::vector<NetWorkspace<float>> ws(static_cast<std::size_t>(pool.size()));
   std::vector<std::vector<std::uint32_t>> rows(ws.size());
+  std::vector<std::vector<float>> all(width > 1 ? ws.size() : 0);  // every output, when there are heads
   pool.run(chunks, [&](std::size_t c, int worker) {
     const std::size_t b = begin + c * kPredictChunk, e = std::min(end, b + kPredictChunk);
-    auto& r = rows[static_cast<std::size_t>(worker)];
+    const auto w = static_cast<std::size_t>(worker);
+    auto& r = rows[w];
     r.resize(e - b);
     std::iota(r.begin(), r.end(), static_cast<std::uint32_t>(b));
-    net_forward<float>(s, L, params, x, r, ws[static_cast<std::size_t>(worker)], out + (b - begin), act_quant);
+    if (width == 1) {
+      net_forward<float>(s, L, params, x, r, ws[w], out + (b - begin), act_quant);
+      return;
+    }
+    all[w].resize(r.size() * width);
+    net_forward<float>(s, L, params, x, r, ws[w], all[w].data(), act_quant);
+    for (std::size_t i = 0; i < r.size(); ++i) out[b - begin + i] = all[w][i * width];
   });
 }
 
@@ -123,6 +132,11 @@ TrainingRun::TrainingRun(TrainingData data, const TrainConfig& config, const Net
   result_.train_rows = n_tr_;
   result_.validation_rows = n_val_;
   result_.target = tt;
+  quantile_loss_.levels = result_.target.quantiles.levels;
+  quantile_loss_.weight = config.quantile_weight;
+  if (shape_.widths.back() != result_.target.outputs())
+    throw Error("training: the network has " + std::to_string(shape_.widths.back()) + " outputs, the target " +
+                std::to_string(result_.target.outputs()));
   // With a residual base the network learns the target's distance from the row's base.
   for (std::size_t i = 0; i < y_.size(); ++i)
     y_[i] = tt.encode_seconds(d_.wall_s[i]) -
@@ -208,7 +222,8 @@ void TrainingRun::train_batch(std::size_t start, std::size_t bsz, double& sse) {
     shard_sse_[k] = 0.0;
     if (b == e) return;
     shard_sse_[k] = net_backward<float>(shape_, layout_, fwd, d_.x, batch.subspan(b, e - b), y_batch_.data() + b, scale,
-                                        drop, ws_[k], aq_, d_.lower_bound.empty() ? nullptr : bound_batch_.data() + b);
+                                        drop, ws_[k], aq_, d_.lower_bound.empty() ? nullptr : bound_batch_.data() + b,
+                                        quantile_loss_.levels.empty() ? nullptr : &quantile_loss_);
   });
   reduce_gradients(batch, per, sse);
   if (wc_) wc_->latent_gradient(params_.data(), grad_.data());

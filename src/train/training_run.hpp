@@ -25,7 +25,7 @@
 
 namespace ttlpred::train_detail {
 
-// Network outputs for rows [begin, end) of x, in fixed chunks spread over threads (fixed:
+// The mean output (output 0) for rows [begin, end) of x, in fixed chunks spread over threads (fixed:
 // results do not depend on the thread count). What validation and predict_mlp run.
 void forward_range(const NetShape& s, const NetLayout& L, const float* params, const EncodedBatch& x, std::size_t begin,
                    std::size_t end, float* out, ThreadPool& pool, const ActQuantPlan* act_quant = nullptr);
@@ -84,6 +84,7 @@ class TrainingRun {
   ThreadPool pool_;
   TrainResult result_;
   std::vector<float> y_;  // encoded targets, one per row
+  QuantileLoss quantile_loss_;  // the target's quantile heads (none: a mean-only network)
 
   // Compressed training: the forward pass runs on eff_ (masked and/or fake-quantized
   // weights) and, under QAT, rounds every layer's input to the epoch's ranges.

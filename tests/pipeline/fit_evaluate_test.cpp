@@ -122,3 +122,51 @@ TEST(Pipeline, RefusesTooFewJobs) {
 
 }  // namespace
 }  // namespace ttlpred
+
+namespace ttlpred {
+namespace {
+
+// A model with quantile heads end to end: each job's safe TTL is its own calibrated quantile,
+// never below its expected wall time (a request below both caps both), on the fp32 model and
+// on its compressed fine-tunes (the wider last layer runs on every variant), and the file
+// keeps the heads and the rule.
+TEST(Pipeline, QuantileHeadsGiveEachJobItsOwnSafeTtlOnEveryVariant) {
+  const auto& split = small_split();
+  FitOptions o = small_fit();
+  o.train.quantile_levels = {0.5f, 0.9f, 0.99f};
+  const ModelFile m = parse_model_file(model_file_bytes(fit_model(split, o, {})), "round trip");
+  ASSERT_EQ(m.target.quantiles.size(), 3u);
+  ASSERT_EQ(m.mlp.layers.back().out, 4u);
+  ASSERT_FALSE(m.safe_ttl.quantile.empty());
+  for (int kind = -1; kind < 3; ++kind) {
+    const ModelFile* serve = &m;
+    ModelFile tuned;
+    PredictorOptions po;
+    if (kind >= 0) {
+      FitOptions f = small_fit();
+      f.init = &m;
+      f.train.max_epochs = 2;
+      f.train.learning_rate = 3e-4f;
+      f.train.dropout = 0.0f;
+      f.compression.qat_int8 = kind != 1;
+      f.compression.sparse_2_4 = kind != 0;
+      tuned = fit_model(split, f, {});
+      ASSERT_EQ(tuned.target.quantiles.levels, m.target.quantiles.levels);
+      ASSERT_FALSE(tuned.safe_ttl.quantile.empty());
+      serve = &tuned;
+      po.variant_from_model = true;
+    }
+    const Evaluation e = evaluate(Predictor(*serve, po), split);
+    EXPECT_LE(e.metrics.kill_rate, 0.03) << "variant kind " << kind;
+    EXPECT_LT(e.metrics.mean_safe_ttl_hours, 0.8 * e.metrics.mean_requested_ttl_hours) << "variant kind " << kind;
+    std::size_t below = 0;
+    for (const auto& p : e.predictions) {
+      ASSERT_TRUE(std::isfinite(p.upper_s) && p.upper_s >= 0.0);
+      below += p.safe_ttl_s < p.expected_wall_s ? 1 : 0;
+    }
+    EXPECT_EQ(below, 0u) << "variant kind " << kind;
+  }
+}
+
+}  // namespace
+}  // namespace ttlpred

@@ -1,0 +1,71 @@
+#pragma once
+// Each job's own safe TTL from the network's quantile heads (model/quantile_heads.hpp):
+// one-sided conformalized quantile regression (Romano, Patterson and Candes 2019) in log
+// space. For the head h the rule is built on, a job with expected wall time E, head quantile
+// Q and request R gets
+//   TTL(a) = min(R, max(E, Q * exp(m(a))))
+// where m(a) is the conformal quantile at level 1 - a of the calibration jobs' scores
+//   s = log(w / Q)   for a job the TTL could kill (E < w, and w <= R when it has a request),
+//   s = -inf         otherwise (w <= E: no TTL of the rule kills it; w > R: its own request does)
+// so that, for exchangeable jobs, at most a of them are killed, and a job's TTL follows its
+// own predicted spread instead of one global correction of its mean. It never lies below the
+// expected wall time, nor above the request.
+//
+// The head: the one whose calibrated TTL at the model's alpha is shortest on the calibration
+// jobs (a choice among a few heads on the same rows: the guarantee loses at most that
+// choice's optimism). Groups (job type, queue) with at least min_group_rows scores get a
+// margin of their own, shrunk toward the global one by n / (n + group_shrink_rows): Mondrian
+// calibration where data suffice.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/residual_quantiles.hpp"
+#include "util/binary_io.hpp"
+
+namespace ttlpred {
+
+struct QuantileTtlOptions {
+  double head_alpha = 0.01;  // the kill rate at which the head is chosen
+  std::size_t min_group_rows = 1000;
+  double group_shrink_rows = 1000;
+  std::size_t max_stored_global = 16384;
+  std::size_t max_stored_group = 4096;
+};
+
+struct QuantileTtlCalibration {
+  float level = 0;        // the level of the head the rule is built on; 0: not calibrated
+  std::uint32_t head = 0; // its index among the model's heads
+  ResidualQuantiles global;
+  std::vector<std::uint32_t> group_ids;       // ascending
+  std::vector<ResidualQuantiles> group_scores;  // parallel to group_ids
+  std::uint64_t min_group_rows = 1000;
+  double group_shrink_rows = 1000;
+
+  bool empty() const { return global.n == 0; }
+  // m(alpha) for a job of `group` (the static calibration's group id, kNoGroup for none).
+  double log_margin(std::uint32_t group, double alpha) const;
+  // max(expected_s, upper_s * exp(m(alpha))); the caller caps it at the request. Throws Error
+  // for alpha outside (0, 1) or an empty calibration.
+  double safe_ttl(double expected_s, double upper_s, std::uint32_t group, double alpha) const;
+
+  void write(BinaryWriter& w) const;
+  static QuantileTtlCalibration read(BinaryReader& r, std::size_t heads);
+};
+
+// The score of one calibration job (see above); -inf where no TTL of the rule kills it.
+double quantile_ttl_score(double wall_s, double expected_s, double upper_s, double requested_s);
+
+// Calibrates on held-out jobs: wall_s, expected_s (bounded as served), requested_s (<= 0 or
+// NaN: none), quantiles_s (rows x heads, seconds, the heads in the model's order), group (empty
+// or one id per row). The head is chosen at options.head_alpha. Throws Error on sizes that
+// differ, no row, or no head.
+QuantileTtlCalibration calibrate_quantile_ttl(std::span<const float> wall_s, std::span<const float> expected_s,
+                                              std::span<const float> requested_s, std::span<const float> quantiles_s,
+                                              std::size_t heads, std::span<const float> levels,
+                                              std::span<const std::uint32_t> group,
+                                              const QuantileTtlOptions& options = {});
+
+}  // namespace ttlpred
