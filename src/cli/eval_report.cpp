@@ -43,6 +43,11 @@ nlohmann::json evaluation_json(const Evaluation& e) {
   j["oracle_rmse_hours"] = number_or_null(e.oracle_rmse_hours);
   j["train_rows"] = e.train_rows;
   j["group_column"] = e.group_column;
+  if (!e.quantile_coverage.empty()) {
+    nlohmann::json cov = nlohmann::json::array();
+    for (const auto& c : e.quantile_coverage) cov.push_back({{"level", c.level}, {"covered", c.covered}});
+    j["quantile_coverage"] = cov;
+  }
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& g : e.groups) {
     nlohmann::json gj = metrics_json(g.metrics);

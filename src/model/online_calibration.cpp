@@ -112,7 +112,9 @@ OnlineCalibrator::OnlineCalibrator(SafeTtlCalibration start, double alpha, const
 double OnlineCalibrator::raw_ttl(const OnlineJob& job, double level) const {
   double raw = calibration_.safe_ttl(job.pred_s, job.upper_s, job.group, clamp_level(level), job.requested_s);
   if (options_.method == OnlineMethod::AciHistory && !history_rule_.values.empty() && job.history_q99_s > 0)
-    raw = std::min(raw, job.history_q99_s * std::exp(history_rule_.conformal_quantile(clamp_level(level))));
+    // The history's bound, but never below the job's own expected wall time (as the calibration's).
+    raw = std::max(std::min(raw, job.history_q99_s * std::exp(history_rule_.conformal_quantile(clamp_level(level)))),
+                   std::isfinite(job.pred_s) ? job.pred_s : 0.0);
   if (bound_) return bound_(raw, job.requested_s);
   return job.requested_s > 0 ? std::min(raw, job.requested_s) : raw;
 }

@@ -42,8 +42,13 @@ double SafeTtlCalibration::safe_ttl(double pred_s, std::uint32_t group, double a
 }
 
 double SafeTtlCalibration::safe_ttl(double pred_s, std::uint32_t group, double alpha, double requested_s) const {
-  if (requested_s > 0 && !request.empty()) return request_table(group).safe_ttl(pred_s, requested_s, alpha);
-  const double t = safe_ttl(pred_s, group, alpha);
+  // Never below the job's own expected wall time (the request, when shorter, caps both): a
+  // negative margin or exponent, fitted where most jobs ran long, would otherwise hand out
+  // a TTL the model itself expects the job to outrun.
+  const double expected = std::isfinite(pred_s) ? pred_s : 0.0;
+  double t = requested_s > 0 && !request.empty() ? request_table(group).safe_ttl(pred_s, requested_s, alpha)
+                                                 : safe_ttl(pred_s, group, alpha);
+  t = std::max(t, expected);
   return requested_s > 0 ? std::min(t, requested_s) : t;
 }
 

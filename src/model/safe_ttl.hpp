@@ -80,7 +80,8 @@ struct SafeTtlCalibration {
   // or an empty calibration.
   double safe_ttl(double pred_s, std::uint32_t group, double alpha) const;
   // The same for a job whose requested TTL is `requested_s` (<= 0 or NaN: none), capped at
-  // the request: request-aware when calibrated so and the job has a request.
+  // the request: request-aware when calibrated so and the job has a request. Never below
+  // pred_s (the expected wall time), except where the request is shorter.
   double safe_ttl(double pred_s, std::uint32_t group, double alpha, double requested_s) const;
   // The same for a job whose quantile head (the one `quantile` conforms) predicts `upper_s`:
   // the per-job rule when `quantile` is calibrated and upper_s is finite, else the above.

@@ -58,7 +58,18 @@ Evaluation evaluate(const Predictor& predictor, const ChronologicalSplit& split,
   std::iota(rows.begin(), rows.end(), begin);
   std::vector<std::uint32_t> calib_groups;
   const std::string& calib_column = predictor.model().safe_ttl.group_column;
-  e.predictions = predictor.predict_rows(jobs, rows, *history, &calib_groups, calib_column);
+  const QuantileHeads& heads = predictor.model().target.quantiles;
+  std::vector<float> head_s;  // rows x heads
+  e.predictions = predictor.predict_rows(jobs, rows, *history, &calib_groups, calib_column,
+                                         heads.empty() ? nullptr : &head_s);
+  if (!heads.empty()) {
+    const auto wall_col = jobs.num(Field::WallTime);
+    for (std::size_t h = 0; h < heads.size(); ++h) {
+      std::size_t in = 0;
+      for (std::size_t i = 0; i < rows.size(); ++i) in += wall_col[rows[i]] <= head_s[i * heads.size() + h] ? 1 : 0;
+      e.quantile_coverage.push_back({heads.levels[h], rows.empty() ? 0.0 : static_cast<double>(in) / static_cast<double>(rows.size())});
+    }
+  }
   e.calibration = calibration.online.method;
   if (calibration.online.method != OnlineMethod::Static && !predictor.model().safe_ttl.empty()) {
     OnlineCalibrator calibrator(predictor.model().safe_ttl, predictor.options().alpha, calibration.online,

@@ -32,6 +32,13 @@ struct Evaluation {
   std::string group_column;         // breakdown column ("" when the trace has none)
   std::vector<GroupEvaluation> groups;
   std::vector<Prediction> predictions;  // per scored row, in split order
+  // A model with quantile heads: per head, its level and the share of scored jobs that ended
+  // within it (a calibrated head's share is its level). Empty for a mean-only model.
+  struct HeadCoverage {
+    double level = 0;
+    double covered = 0;
+  };
+  std::vector<HeadCoverage> quantile_coverage;
 };
 
 // Breakdown column for reports: job_type, else queue, else partition, among columns with
