@@ -4,7 +4,9 @@
 // moved or replaced under it stops acknowledging instead of writing where no restart looks.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -84,8 +86,16 @@ TEST(ServeJournalLock, ASecondProgramIsRefusedAfterRmLockAndARestartFindsEveryOu
     };
     for (int i = 0; i < 10; ++i) post(i);
     ASSERT_TRUE(fs::remove(dir + "/lock"));
+    // Under `timeout`: a second server that is let in serves until stopped.
+    const std::string cmd = "timeout 20 " + test::cli_binary() + " serve --model '" + model +
+                            "' --listen 127.0.0.1:0 --journal '" + dir + "' 2>&1";
+    std::FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
     std::string out;
-    EXPECT_EQ(test::run_cli("serve --model '" + model + "' --listen 127.0.0.1:0 --journal '" + dir + "'", &out), 1);
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    const int second = pclose(p);
+    EXPECT_TRUE(WIFEXITED(second) && WEXITSTATUS(second) == 1) << "exit status " << second << ": " << out;
     EXPECT_NE(out.find("is in use by another server"), std::string::npos) << out;
     for (int i = 10; i < 20; ++i) post(i);
     const int status = first.signal_and_wait(SIGTERM);
