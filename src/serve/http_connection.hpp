@@ -89,6 +89,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void send(Reply&& reply, unsigned version, const char* allow);
   void write_next();
   void on_write(const boost::system::error_code& ec, std::size_t n);
+  void reply_written();
   void send_continue();
   // Answers `status` (0: nobody to answer) and closes.
   void fail(int status, const std::string& why);
