@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "serve/openapi_document.hpp"
 #include "serve_test_util.hpp"
 #include "test_support.hpp"
 
@@ -130,6 +131,27 @@ TEST(HttpProtocol, PipelinedRequestsAreAnsweredInOrderOnOneConnection) {
                     health = got.rfind("HTTP/1.1 200 OK");
   EXPECT_LT(single, batch);
   EXPECT_LT(batch, health);
+}
+
+// Replies the socket does not take at once (a client that does not read yet, 8 MB of them
+// pipelined) continue asynchronously and arrive whole and in order once it reads.
+TEST(HttpProtocol, RepliesToAClientThatReadsLateArriveWholeAndInOrder) {
+  test::TestServer s(service_options());
+  RawConnection c(s.port);
+  std::string requests;
+  for (int i = 0; i < 200; ++i) requests += "GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n";
+  requests += "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  c.send_all(requests);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the server's writes fill the socket meanwhile
+  // Done at the /healthz reply's body, the last of all (a cheap check: 8 MB arrive in pieces).
+  const std::string health = "\r\n\r\n{\"status\":\"ok\"}";
+  bool closed = true;
+  const std::string got = c.read_until(
+      [&](const std::string& g) { return g.size() >= health.size() && g.ends_with(health); }, kPatience, &closed);
+  EXPECT_FALSE(closed);
+  EXPECT_TRUE(got.ends_with(health)) << got.size() << " bytes";
+  EXPECT_EQ(count(got, "HTTP/1.1 200 OK"), 201u);
+  EXPECT_EQ(count(got, "Content-Length: " + std::to_string(serve::openapi_document().size()) + "\r\n"), 200u);
 }
 
 TEST(HttpProtocol, ExpectContinueGetsAnInterimReplyBeforeTheBody) {
