@@ -272,7 +272,7 @@ TEST(HttpProtocol, TransferEncodingNotEndingInChunkedIsRefusedAndNothingIsSmuggl
 }
 
 TEST(HttpProtocol, AThousandIdleConnectionsDoNotStarveBusyOnes) {
-  serve::HttpOptions ho;  // the default 8 workers
+  serve::HttpOptions ho;  // the default 8 threads
   ho.keep_alive_timeout_s = 30;
   test::TestServer s(service_options(), ho);
   // Idle clients of both kinds: connected and silent, and finished with one request and kept
@@ -308,9 +308,9 @@ TEST(HttpProtocol, AThousandIdleConnectionsDoNotStarveBusyOnes) {
 // A client pool opening many connections at once, silent until it has work: each new
 // connection used to go to a worker that waited 20 ms for its first byte, so 1 000 of them
 // queued a /healthz behind 1 000 x 20 ms / 8 workers (measured 6.1 s with 4 workers). New
-// connections without a byte yet now wait in epoll like any idle one.
+// connections without a byte yet are a pending read like any idle one.
 TEST(HttpProtocol, ABurstOfSilentConnectionsDelaysNobody) {
-  serve::HttpOptions ho;  // the default 8 workers
+  serve::HttpOptions ho;  // the default 8 threads
   ho.keep_alive_timeout_s = 30;
   test::TestServer s(service_options(), ho);
   std::vector<std::unique_ptr<RawConnection>> idle;
@@ -347,10 +347,10 @@ TEST(HttpProtocol, IdleConnectionsCloseAtTheKeepAliveTimeoutAndTheLimitHolds) {
   bool closed = false;
   idle[0]->read_for(kPatience, &closed);
   const double after = std::chrono::duration<double>(Clock::now() - start).count();
-  EXPECT_TRUE(closed);  // by the poller, at --keep-alive-timeout
+  EXPECT_TRUE(closed);  // by its thread's deadline sweep, at --keep-alive-timeout
   EXPECT_GT(after, 1.5);
   // Not before the timeout is the property; the upper bound only says it closed in the end
-  // (the poller's tick and a slow host add to the 2 s).
+  // (the sweep's 100 ms period and a slow host add to the 2 s).
   EXPECT_LT(after, 2.0 + 0.5 * kPatience);
 }
 
