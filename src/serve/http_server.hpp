@@ -1,13 +1,18 @@
 #pragma once
 // HTTP/1.1 front of the Service: routes, limits, timeouts, admin token, and timing of every
-// request into the metrics. Boost.Beast parses requests and writes replies; the sockets are
-// plain blocking ones (socket_stream.hpp), so that a keep-alive request costs one recv() and
-// one sendmsg(). A poller thread (epoll) accepts connections and watches the idle ones; it
-// hands a connection to one of `threads` workers when it has something to read, and the
-// worker serves it while requests keep coming, handing it back after a few idle
-// milliseconds. So `threads` requests are served at once, but any number of idle
-// connections (up to max_connections and the descriptor limit) cost no worker: they are
-// closed by the poller after the keep-alive timeout.
+// request into the metrics. Boost.Beast parses requests and writes replies; Boost.Asio runs
+// the connections asynchronously (http_connection.hpp), so no thread waits on a connection:
+// not between its requests, not while its bytes trickle in. `threads` threads each run an
+// io_context of their own and serve their share of the connections (a new one goes to the
+// thread with the fewest) in turn, one request per connection per turn; the acceptor runs on
+// the first. So `threads` requests are computed at once, and any number of connections, busy,
+// idle or slow (up to max_connections and the descriptor limit), only wait their turn. An
+// io_context per thread rather than one shared by a pool: Asio's shared scheduler hands each
+// ready socket from the thread that polled it to another one (a wake-up and a context switch
+// per request, docs/service.md, "HTTP layer"), and a connection's handlers on one thread need
+// no strand. The cost: a long request (a 4096-job batch, a reload) delays the other
+// connections of its thread, not those of the others. Per-connection deadlines are checked
+// by each thread's sweep timer: no thread and no timer operation per request.
 #include <memory>
 #include <string>
 

@@ -55,62 +55,108 @@ OutcomeJournal::OutcomeJournal(std::string dir) : dir_(std::move(dir)) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) throw Error("cannot create journal folder " + dir_ + ": " + ec.message());
-  lock_folder();
-  // The generations are those the folder lists, never a count between two numbers: a gap
-  // (journal-999999999999999999.jsonl) costs nothing.
-  std::vector<std::string> broken;
-  for (const auto& entry : fs::directory_iterator(dir_)) {
-    const std::string name = entry.path().filename().string();
-    std::uint64_t g = 0;
-    const Name snap = parse_name(name, "snapshot-", ".hist", g);
-    if (snap == Name::Valid) snapshot_gen_ = std::max(snapshot_gen_, g);
-    const Name jour = parse_name(name, "journal-", ".jsonl", g);
-    if (jour == Name::Valid) journal_gens_.push_back(g);
-    if (snap == Name::Broken || jour == Name::Broken) broken.push_back(name);
+  try {
+    lock_folder();
+    // The generations are those the folder lists, never a count between two numbers: a gap
+    // (journal-999999999999999999.jsonl) costs nothing.
+    std::vector<std::string> broken;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      const std::string name = entry.path().filename().string();
+      std::uint64_t g = 0;
+      const Name snap = parse_name(name, "snapshot-", ".hist", g);
+      if (snap == Name::Valid) snapshot_gen_ = std::max(snapshot_gen_, g);
+      const Name jour = parse_name(name, "journal-", ".jsonl", g);
+      if (jour == Name::Valid) journal_gens_.push_back(g);
+      if (snap == Name::Broken || jour == Name::Broken) broken.push_back(name);
+    }
+    if (!broken.empty()) {
+      std::sort(broken.begin(), broken.end());
+      std::string list;
+      for (const auto& b : broken) list += (list.empty() ? "" : ", ") + (fs::path(dir_) / b).string();
+      // Such a file may hold acknowledged outcomes that would never be replayed: say so
+      // instead of skipping it.
+      throw Error("journal folder " + dir_ + ": " + list +
+                  " break the naming rule journal-<g>.jsonl / snapshot-<g>.hist (g a decimal number from 1, no leading "
+                  "zeros, at most 18 digits); rename or move them away");
+    }
+    std::sort(journal_gens_.begin(), journal_gens_.end());
+    gen_ = std::max({journal_gens_.empty() ? 0 : journal_gens_.back(), snapshot_gen_, std::uint64_t{1}});
+    open_current();
+  } catch (...) {
+    // A refused start must not keep the folder locked for the rest of this process.
+    if (fd_ >= 0) ::close(fd_);
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+    if (dir_fd_ >= 0) ::close(dir_fd_);
+    throw;
   }
-  if (!broken.empty()) {
-    std::sort(broken.begin(), broken.end());
-    std::string list;
-    for (const auto& b : broken) list += (list.empty() ? "" : ", ") + (fs::path(dir_) / b).string();
-    // Such a file may hold acknowledged outcomes that would never be replayed: say so
-    // instead of skipping it.
-    throw Error("journal folder " + dir_ + ": " + list +
-                " break the naming rule journal-<g>.jsonl / snapshot-<g>.hist (g a decimal number from 1, no leading "
-                "zeros, at most 18 digits); rename or move them away");
-  }
-  std::sort(journal_gens_.begin(), journal_gens_.end());
-  gen_ = std::max({journal_gens_.empty() ? 0 : journal_gens_.back(), snapshot_gen_, std::uint64_t{1}});
-  open_current();
 }
 
 void OutcomeJournal::lock_folder() {
   // Two servers appending to one folder rotate and remove each other's journals: refuse the
-  // second owner. flock() is released by the kernel when the process dies (kill -9 too).
+  // second owner. The lock is on the folder itself (flock on its own descriptor), which no
+  // rm of a file inside it can take away: a lock on DIR/lock alone was gone with the file,
+  // and a second server started beside the first. flock() is released by the kernel when
+  // the process dies (kill -9 too). DIR/lock is still locked too, for a server of an older
+  // version that only knows that one, and holds the owner's pid for the message below.
   const std::string path = (fs::path(dir_) / "lock").string();
+  auto refuse = [&](int saved, const std::string& what) {
+    std::string owner;
+    if (const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+      char pid[32] = {};
+      const ssize_t n = ::pread(fd, pid, sizeof pid - 1, 0);
+      if (n > 0) owner.assign(pid, static_cast<std::size_t>(n));
+      ::close(fd);
+    }
+    while (!owner.empty() && (owner.back() == '\n' || owner.back() == ' ')) owner.pop_back();
+    if (saved == EWOULDBLOCK)
+      throw Error("journal folder " + dir_ + " is in use by another server" + (owner.empty() ? "" : " (pid " + owner + ")") +
+                  " holding " + what + ": two servers on one journal lose acknowledged outcomes; give each its own --journal");
+    errno = saved;
+    throw Error(sys_error("cannot lock " + what));
+  };
+  dir_fd_ = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd_ < 0) throw Error(sys_error("cannot open journal folder " + dir_));
+  if (::flock(dir_fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int saved = errno;
+    ::close(dir_fd_);
+    dir_fd_ = -1;
+    refuse(saved, "the folder's lock");
+  }
+  struct stat st{};
+  if (::fstat(dir_fd_, &st) != 0) throw Error(sys_error("cannot stat journal folder " + dir_));
+  dir_dev_ = st.st_dev;
+  dir_ino_ = st.st_ino;
   lock_fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd_ < 0) throw Error(sys_error("cannot open journal lock " + path));
   if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     const int saved = errno;
-    char pid[32] = {};
-    const ssize_t n = ::pread(lock_fd_, pid, sizeof pid - 1, 0);
-    std::string owner = n > 0 ? std::string(pid, static_cast<std::size_t>(n)) : std::string();
-    while (!owner.empty() && (owner.back() == '\n' || owner.back() == ' ')) owner.pop_back();
     ::close(lock_fd_);
     lock_fd_ = -1;
-    if (saved == EWOULDBLOCK)
-      throw Error("journal folder " + dir_ + " is in use by another server" + (owner.empty() ? "" : " (pid " + owner + ")") +
-                  " holding " + path + ": two servers on one journal lose acknowledged outcomes; give each its own --journal");
-    errno = saved;
-    throw Error(sys_error("cannot lock " + path));
+    refuse(saved, path);
   }
   const std::string me = std::to_string(::getpid()) + "\n";
   if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, me.data(), me.size(), 0) < 0) {
   }  // the pid is for the error message of a second server only; the lock is what counts
 }
 
+void OutcomeJournal::check_still_ours() const {
+  // The folder lock binds the folder we opened, not its name: if DIR was moved or replaced
+  // (mv DIR DIR.old; mkdir DIR), a restart (or a second server, which the new folder lets
+  // start) reads another folder than the one we append to, and what we acknowledged would be
+  // lost. So is an append to a journal someone removed. Refuse to acknowledge either.
+  struct stat st{};
+  if (::stat(dir_.c_str(), &st) != 0 || st.st_dev != dir_dev_ || st.st_ino != dir_ino_)
+    throw Error("journal folder " + dir_ + " was moved, removed or replaced while this server held it: outcomes "
+                "written now would not be found at a restart; restart the server on its journal");
+  if (fd_ >= 0 && (::fstat(fd_, &st) != 0 || st.st_nlink == 0))
+    throw Error("journal " + journal_path(gen_) + " was removed while this server wrote to it: outcomes written now "
+                "would not be found at a restart; restart the server on its journal");
+}
+
 OutcomeJournal::~OutcomeJournal() {
   if (fd_ >= 0) ::close(fd_);
   if (lock_fd_ >= 0) ::close(lock_fd_);
+  if (dir_fd_ >= 0) ::close(dir_fd_);
 }
 
 std::string OutcomeJournal::journal_path(std::uint64_t gen) const {
@@ -176,6 +222,7 @@ std::uint64_t OutcomeJournal::replay(
 }
 
 void OutcomeJournal::append(std::string_view lines, std::uint64_t count, bool flush) {
+  check_still_ours();
   if (fd_ < 0) open_current();  // a snapshot failed to open the next journal: try again
   const off_t start = ::lseek(fd_, 0, SEEK_END);
   std::size_t done = 0;
@@ -198,6 +245,7 @@ void OutcomeJournal::append(std::string_view lines, std::uint64_t count, bool fl
 }
 
 void OutcomeJournal::snapshot(const std::function<void(const std::string&)>& save) {
+  check_still_ours();
   const std::uint64_t next = gen_ + 1;
   save(snapshot_file(next));  // covers every journal up to gen_; if it throws, nothing changed
   // From here on the snapshot exists, and a restart replays only journals from `next` on:

@@ -11,8 +11,11 @@
 // line without its newline is a write torn by a crash; it was never acknowledged, so it is
 // dropped (and cut off the file) at open.
 //
-// One owner: the folder is locked (flock on DIR/lock) for the journal's lifetime; a second
-// server on the same folder is refused at start. Generations are read from the folder's
+// One owner: the folder itself is locked (flock on its own descriptor, and on DIR/lock for
+// older versions) for the journal's lifetime; a second server on the same folder is refused
+// at start, whatever was removed inside it. Appends and snapshots are refused (Error, so
+// nothing is acknowledged) once the folder at DIR is no longer the one locked (moved,
+// removed, replaced) or the journal file was removed. Generations are read from the folder's
 // listing; a file named like a journal or snapshot that breaks the naming rule
 // (journal-0057.jsonl) refuses the start, naming it, rather than being skipped.
 #include <cstdint>
@@ -64,6 +67,7 @@ class OutcomeJournal {
   std::string snapshot_file(std::uint64_t gen) const;
   void open_current();
   void lock_folder();
+  void check_still_ours() const;
   void remove_older_than(std::uint64_t gen);
 
   std::string dir_;
@@ -72,6 +76,8 @@ class OutcomeJournal {
   std::uint64_t since_snapshot_ = 0;
   int fd_ = -1;
   int lock_fd_ = -1;
+  int dir_fd_ = -1;       // the folder, flock'ed
+  std::uint64_t dir_dev_ = 0, dir_ino_ = 0;  // its identity, to notice a folder put in its place
   std::vector<std::uint64_t> journal_gens_;  // journals found at open, ascending
 };
 

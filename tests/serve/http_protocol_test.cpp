@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "serve/openapi_document.hpp"
 #include "serve_test_util.hpp"
 #include "test_support.hpp"
 
@@ -130,6 +131,27 @@ TEST(HttpProtocol, PipelinedRequestsAreAnsweredInOrderOnOneConnection) {
                     health = got.rfind("HTTP/1.1 200 OK");
   EXPECT_LT(single, batch);
   EXPECT_LT(batch, health);
+}
+
+// Replies the socket does not take at once (a client that does not read yet, 8 MB of them
+// pipelined) continue asynchronously and arrive whole and in order once it reads.
+TEST(HttpProtocol, RepliesToAClientThatReadsLateArriveWholeAndInOrder) {
+  test::TestServer s(service_options());
+  RawConnection c(s.port);
+  std::string requests;
+  for (int i = 0; i < 200; ++i) requests += "GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n";
+  requests += "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  c.send_all(requests);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the server's writes fill the socket meanwhile
+  // Done at the /healthz reply's body, the last of all (a cheap check: 8 MB arrive in pieces).
+  const std::string health = "\r\n\r\n{\"status\":\"ok\"}";
+  bool closed = true;
+  const std::string got = c.read_until(
+      [&](const std::string& g) { return g.size() >= health.size() && g.ends_with(health); }, kPatience, &closed);
+  EXPECT_FALSE(closed);
+  EXPECT_TRUE(got.ends_with(health)) << got.size() << " bytes";
+  EXPECT_EQ(count(got, "HTTP/1.1 200 OK"), 201u);
+  EXPECT_EQ(count(got, "Content-Length: " + std::to_string(serve::openapi_document().size()) + "\r\n"), 200u);
 }
 
 TEST(HttpProtocol, ExpectContinueGetsAnInterimReplyBeforeTheBody) {
@@ -250,7 +272,7 @@ TEST(HttpProtocol, TransferEncodingNotEndingInChunkedIsRefusedAndNothingIsSmuggl
 }
 
 TEST(HttpProtocol, AThousandIdleConnectionsDoNotStarveBusyOnes) {
-  serve::HttpOptions ho;  // the default 8 workers
+  serve::HttpOptions ho;  // the default 8 threads
   ho.keep_alive_timeout_s = 30;
   test::TestServer s(service_options(), ho);
   // Idle clients of both kinds: connected and silent, and finished with one request and kept
@@ -286,9 +308,9 @@ TEST(HttpProtocol, AThousandIdleConnectionsDoNotStarveBusyOnes) {
 // A client pool opening many connections at once, silent until it has work: each new
 // connection used to go to a worker that waited 20 ms for its first byte, so 1 000 of them
 // queued a /healthz behind 1 000 x 20 ms / 8 workers (measured 6.1 s with 4 workers). New
-// connections without a byte yet now wait in epoll like any idle one.
+// connections without a byte yet are a pending read like any idle one.
 TEST(HttpProtocol, ABurstOfSilentConnectionsDelaysNobody) {
-  serve::HttpOptions ho;  // the default 8 workers
+  serve::HttpOptions ho;  // the default 8 threads
   ho.keep_alive_timeout_s = 30;
   test::TestServer s(service_options(), ho);
   std::vector<std::unique_ptr<RawConnection>> idle;
@@ -325,10 +347,10 @@ TEST(HttpProtocol, IdleConnectionsCloseAtTheKeepAliveTimeoutAndTheLimitHolds) {
   bool closed = false;
   idle[0]->read_for(kPatience, &closed);
   const double after = std::chrono::duration<double>(Clock::now() - start).count();
-  EXPECT_TRUE(closed);  // by the poller, at --keep-alive-timeout
+  EXPECT_TRUE(closed);  // by its thread's deadline sweep, at --keep-alive-timeout
   EXPECT_GT(after, 1.5);
   // Not before the timeout is the property; the upper bound only says it closed in the end
-  // (the poller's tick and a slow host add to the 2 s).
+  // (the sweep's 100 ms period and a slow host add to the 2 s).
   EXPECT_LT(after, 2.0 + 0.5 * kPatience);
 }
 
