@@ -38,7 +38,7 @@ Prepared prepare(const Predictor& p, const JobTable& table, const HistoryState& 
   x.hist.resize(kPool * hw);
   x.dense.resize(kPool * dw);
   x.cats.resize(kPool * cw);
-  x.z.resize(kPool);
+  x.z.resize(kPool * p.backend().outputs());  // the mean and any quantile heads
   for (std::size_t i = 0; i < kPool; ++i) {
     table.record((i * 7919) % table.rows(), x.jobs[i]);
     history.features(x.jobs[i], x.hist.data() + i * hw);
@@ -71,7 +71,8 @@ void run_serving_bench(const ServingBenchOptions& o) {
     dense_width = dw;
     cat_width = cw;
     const int g = p.group_cat_index();
-    std::vector<float> hist(hw), dense(dw), z(1);
+    const std::size_t width = p.backend().outputs();
+    std::vector<float> hist(hw), dense(dw), z(width);
     std::vector<std::uint32_t> cats(cw);
     std::vector<Prediction> out(1);
     const std::string name(engine::variant_name(v)), isa(p.backend().target());
@@ -90,7 +91,7 @@ void run_serving_bench(const ServingBenchOptions& o) {
     time("safe_ttl", [&](std::size_t i) {
       const std::size_t j = i % kPool;
       const std::uint32_t group = g < 0 ? kNoGroup : x.cats[j * cw + static_cast<std::size_t>(g)];
-      out[0] = p.finish(x.z[j], x.jobs[j][Field::RequestedTtl], group);
+      out[0] = p.finish(x.z.data() + j * width, 0.0f, x.jobs[j][Field::RequestedTtl], group);
     });
     time("whole", [&](std::size_t i) { p.predict(std::span(&x.jobs[i % kPool], 1), history, out); });
   }

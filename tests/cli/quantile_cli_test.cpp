@@ -1,0 +1,55 @@
+// `--quantiles`: a model with quantile heads through the built program: trained, evaluated
+// (each head's coverage), and timed on the serving path, whose buffers must hold every output.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "golden.hpp"
+#include "test_support.hpp"
+
+namespace ttlpred {
+namespace {
+
+TEST(QuantileCli, TrainEvalAndServingBenchOnAModelWithHeads) {
+  const std::string trace = test::temp_dir() + "/heads-trace.csv";
+  const std::string model = test::temp_dir() + "/heads.model";
+  std::string out, err;
+  int rc = test::run_cli_split("generate --jobs 3000 --days 10 --seed 5 --out '" + trace + "'", &out, &err);
+  if (rc == 127) GTEST_SKIP() << "ttlpred not built";
+  ASSERT_EQ(rc, 0) << err;
+  rc = test::run_cli_split("train --data '" + trace + "' --split 0.8 --hidden 16,16 --epochs 4 --threads 1 --quiet " +
+                                   "--quantiles 0.5,0.9,0.99 --out '" + model + "'",
+                               &out, &err);
+  ASSERT_EQ(rc, 0) << err;
+
+  rc = test::run_cli_split("eval --model '" + model + "' --data '" + trace + "' --split 0.8 --json", &out, &err);
+  ASSERT_EQ(rc, 0) << err;
+  const auto e = nlohmann::json::parse(out);
+  ASSERT_EQ(e.at("quantile_coverage").size(), 3u);
+  EXPECT_NEAR(e.at("quantile_coverage")[2].at("level").get<double>(), 0.99, 1e-6);
+  for (std::size_t h = 1; h < 3; ++h)
+    EXPECT_GE(e.at("quantile_coverage")[h].at("covered").get<double>(),
+              e.at("quantile_coverage")[h - 1].at("covered").get<double>());
+
+  // The serving bench runs the network into buffers of every output (it once held one per
+  // job and wrote past it for a model with heads).
+  rc = test::run_cli_split("bench --serving '" + trace + "' --model '" + model +
+                               "' --variants fp32-fused,int8-dynamic --seconds 0.002 --json",
+                           &out, &err);
+  ASSERT_EQ(rc, 0) << err;
+  EXPECT_EQ(nlohmann::json::parse(out).at("serving").size(), 10u);
+}
+
+TEST(QuantileCli, BadLevelsNameTheOption) {
+  std::string out, err;
+  const int rc = test::run_cli_split("train --data '" + test::golden_path("cli-trace.csv") +
+                                         "' --split 0.8 --quantiles 0.9,0.5 --out /nonexistent/x.model",
+                                     &out, &err);
+  if (rc == 127) GTEST_SKIP() << "ttlpred not built";
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(err.find("--quantiles"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace ttlpred
