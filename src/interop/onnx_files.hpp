@@ -13,7 +13,8 @@ std::string sidecar_path_for(const std::string& onnx_path);
 
 // Writes the fp32 network of `m` to `onnx_path` and the sidecar to `sidecar_path`; with
 // `int8`, the int8-static variant as a QDQ graph (needs the model's int8 calibration, from
-// `ttlpred quantize` or `train --qat int8`; Error otherwise).
+// `ttlpred quantize` or `train --qat int8`; Error otherwise). A model with quantile heads is
+// refused (Error): the sidecar does not describe them yet.
 void export_onnx(const ModelFile& m, const std::string& onnx_path, const std::string& sidecar_path, bool int8 = false);
 
 // A model file from an ONNX MLP and a sidecar. Throws Error naming the file (and node or

@@ -39,6 +39,11 @@ TEST(QuantileCli, TrainEvalAndServingBenchOnAModelWithHeads) {
                            &out, &err);
   ASSERT_EQ(rc, 0) << err;
   EXPECT_EQ(nlohmann::json::parse(out).at("serving").size(), 10u);
+
+  // ONNX export refuses it, naming why, rather than writing a sidecar that describes one output.
+  rc = test::run_cli_split("export --model '" + model + "' --onnx '" + test::temp_dir() + "/heads.onnx'", &out, &err);
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(err.find("quantile heads"), std::string::npos) << err;
 }
 
 TEST(QuantileCli, BadLevelsNameTheOption) {
