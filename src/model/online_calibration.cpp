@@ -110,7 +110,7 @@ OnlineCalibrator::OnlineCalibrator(SafeTtlCalibration start, double alpha, const
 }
 
 double OnlineCalibrator::raw_ttl(const OnlineJob& job, double level) const {
-  double raw = calibration_.safe_ttl(job.pred_s, job.upper_s, job.group, clamp_level(level), job.requested_s);
+  double raw = calibration_.safe_ttl(job.pred_s, job.upper_s, job.group, clamp_level(level), job.requested_s, job.cold);
   if (options_.method == OnlineMethod::AciHistory && !history_rule_.values.empty() && job.history_q99_s > 0)
     // The history's bound, but never below the job's own expected wall time (as the calibration's).
     raw = std::max(std::min(raw, job.history_q99_s * std::exp(history_rule_.conformal_quantile(clamp_level(level)))),

@@ -132,6 +132,7 @@ struct OnlineJob {
   // The job's quantile at the head of the calibration's per-job rule (Prediction::upper_s);
   // NaN: the job is answered through the mean's calibration.
   double upper_s = std::numeric_limits<double>::quiet_NaN();
+  bool cold = false;  // a cold start (Prediction::cold)
   double requested_s = 0;   // <= 0: none
   std::uint32_t group = kNoGroup;  // the static calibration's group id
   std::uint32_t key = 0;    // mondrian key (user, queue ...); ignored by the other methods

@@ -31,9 +31,10 @@ double quantile_ttl_score(double wall_s, double expected_s, double upper_s, doub
   return std::log(wall_s / q);
 }
 
-double QuantileTtlCalibration::log_margin(std::uint32_t group, double alpha) const {
+double QuantileTtlCalibration::log_margin(std::uint32_t group, double alpha, bool is_cold) const {
   if (!(alpha > 0.0 && alpha < 1.0)) throw Error("safe-TTL alpha must lie in (0, 1), got " + std::to_string(alpha));
   const double m = global.conformal_quantile(alpha);
+  if (is_cold && cold.n > 0) return std::max(m, cold.conformal_quantile(alpha));
   if (group == kNoGroup) return m;
   const auto it = std::lower_bound(group_ids.begin(), group_ids.end(), group);
   if (it == group_ids.end() || *it != group) return m;
@@ -43,9 +44,10 @@ double QuantileTtlCalibration::log_margin(std::uint32_t group, double alpha) con
   return w * g.conformal_quantile(alpha) + (1.0 - w) * m;
 }
 
-double QuantileTtlCalibration::safe_ttl(double expected_s, double upper_s, std::uint32_t group, double alpha) const {
+double QuantileTtlCalibration::safe_ttl(double expected_s, double upper_s, std::uint32_t group, double alpha,
+                                        bool is_cold) const {
   if (empty()) throw Error("the per-job safe TTL is not calibrated");
-  const double margin = std::max(log_margin(group, alpha), -50.0);  // a score table of kills only
+  const double margin = std::max(log_margin(group, alpha, is_cold), -50.0);  // a score table of kills only
   const double t = upper_s * std::exp(margin);
   return std::max(std::isfinite(expected_s) ? expected_s : 0.0, std::isfinite(t) ? t : 0.0);
 }
@@ -61,6 +63,7 @@ void QuantileTtlCalibration::write(BinaryWriter& w) const {
     w.put<std::uint32_t>(group_ids[i]);
     write_residual_quantiles(w, group_scores[i]);
   }
+  write_residual_quantiles(w, cold);
 }
 
 QuantileTtlCalibration QuantileTtlCalibration::read(BinaryReader& r, std::size_t heads) {
@@ -83,6 +86,7 @@ QuantileTtlCalibration QuantileTtlCalibration::read(BinaryReader& r, std::size_t
     c.group_ids.push_back(id);
     c.group_scores.push_back(read_residual_quantiles(r));
   }
+  c.cold = read_residual_quantiles(r);
   return c;
 }
 
@@ -90,12 +94,12 @@ QuantileTtlCalibration calibrate_quantile_ttl(std::span<const float> wall_s, std
                                               std::span<const float> requested_s, std::span<const float> quantiles_s,
                                               std::size_t heads, std::span<const float> levels,
                                               std::span<const std::uint32_t> group,
-                                              const QuantileTtlOptions& options) {
+                                              const QuantileTtlOptions& options, std::span<const std::uint8_t> cold) {
   const double alpha = options.head_alpha;
   const std::size_t n = wall_s.size();
   if (heads == 0 || levels.size() != heads) throw Error("per-job safe TTL: the model has no quantile heads");
   if (expected_s.size() != n || requested_s.size() != n || quantiles_s.size() != n * heads ||
-      (!group.empty() && group.size() != n))
+      (!group.empty() && group.size() != n) || (!cold.empty() && cold.size() != n))
     throw Error("per-job safe TTL calibration: run times, predictions, requests and groups differ in length");
   if (n == 0) throw Error("per-job safe TTL calibration needs at least one calibration row");
   if (!(alpha > 0 && alpha < 1)) throw Error("per-job safe TTL: alpha must lie in (0, 1)");
@@ -130,6 +134,10 @@ QuantileTtlCalibration calibrate_quantile_ttl(std::span<const float> wall_s, std
   c.min_group_rows = options.min_group_rows;
   c.group_shrink_rows = options.group_shrink_rows;
   std::vector<float> all = scores_of(best);
+  std::vector<float> cold_scores;
+  for (std::size_t i = 0; i < cold.size(); ++i)
+    if (cold[i]) cold_scores.push_back(all[i]);
+  c.cold = ResidualQuantiles::from_residuals(std::move(cold_scores), options.max_stored_group);
   std::map<std::uint32_t, std::vector<float>> by_group;
   if (!group.empty())
     for (std::size_t i = 0; i < n; ++i)

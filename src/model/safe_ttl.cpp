@@ -53,9 +53,9 @@ double SafeTtlCalibration::safe_ttl(double pred_s, std::uint32_t group, double a
 }
 
 double SafeTtlCalibration::safe_ttl(double pred_s, double upper_s, std::uint32_t group, double alpha,
-                                    double requested_s) const {
+                                    double requested_s, bool cold) const {
   if (quantile.empty() || !std::isfinite(upper_s)) return safe_ttl(pred_s, group, alpha, requested_s);
-  const double t = quantile.safe_ttl(pred_s, upper_s, group, alpha);
+  const double t = quantile.safe_ttl(pred_s, upper_s, group, alpha, cold);
   return requested_s > 0 ? std::min(t, requested_s) : t;
 }
 

@@ -85,7 +85,9 @@ struct SafeTtlCalibration {
   double safe_ttl(double pred_s, std::uint32_t group, double alpha, double requested_s) const;
   // The same for a job whose quantile head (the one `quantile` conforms) predicts `upper_s`:
   // the per-job rule when `quantile` is calibrated and upper_s is finite, else the above.
-  double safe_ttl(double pred_s, double upper_s, std::uint32_t group, double alpha, double requested_s) const;
+  // `cold`: the job is a cold start (model/quantile_ttl.hpp).
+  double safe_ttl(double pred_s, double upper_s, std::uint32_t group, double alpha, double requested_s,
+                  bool cold = false) const;
 
   void write(BinaryWriter& w) const;
   static SafeTtlCalibration read(BinaryReader& r);

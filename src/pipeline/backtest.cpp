@@ -239,7 +239,7 @@ Backtest run_backtest(const JobTable& trace, const BacktestOptions& options, con
         for (std::size_t l = 0; l < options.job_levels.size(); ++l)
           kept.static_ttl_s[l][i] =
               bound(model.safe_ttl.safe_ttl(preds[i].expected_wall_s, preds[i].upper_s, groups[i], options.job_levels[l],
-                                            requested),
+                                            requested, preds[i].cold),
                     requested);
       }
     }

@@ -208,9 +208,11 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
     // rate's denominator and score as never killed (model/quantile_ttl.hpp).
     std::vector<std::uint32_t> qg;
     if (!group_column.empty()) qg = groups;
+    std::vector<std::uint8_t> cold(preds.size());
+    for (std::size_t i = 0; i < preds.size(); ++i) cold[i] = preds[i].cold ? 1 : 0;
     m.safe_ttl.quantile = calibrate_quantile_ttl(calib_wall, all_pred, calib_req, head_quantiles,
                                                  m.target.quantiles.size(), m.target.quantiles.levels, qg,
-                                                 options.safe_ttl.quantile);
+                                                 options.safe_ttl.quantile, cold);
   }
 
   const double calib_rmse = rmse_hours(calib_wall, all_pred);

@@ -59,6 +59,7 @@ std::vector<double> score_online(const JobTable& jobs, std::span<const std::size
     OnlineJob job;
     job.pred_s = preds[i].expected_wall_s;
     job.upper_s = preds[i].upper_s;
+    job.cold = preds[i].cold;
     job.requested_s = has_req && req[r] > 0 ? req[r] : 0.0;
     job.group = groups[i];
     job.key = keys[i];

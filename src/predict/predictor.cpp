@@ -63,6 +63,23 @@ Predictor::Predictor(ModelFile model, const PredictorOptions& options, const std
   backend_ = engine::compile_backend(kind, *model_, options_.variant, bo, what);
 
   group_cat_ = category_position(model_->safe_ttl.group_column, what);
+  // A production's first outcome is what tells its cost; where jobs carry no production, a
+  // user's first few (log_count comes first in a key's block).
+  const HistoryConfig& hc = encoder_->history_config();
+  auto key_position = [&](HistoryKey key) {
+    for (std::size_t k = 0; k < hc.keys.size(); ++k)
+      if (hc.keys[k] == key) return static_cast<int>(k * hc.stats_per_key());
+    return -1;
+  };
+  production_count_ = key_position(HistoryKey::ProductionTag);
+  user_count_ = key_position(HistoryKey::User);
+}
+
+bool Predictor::cold_start(const float* history_row, bool has_production) const {
+  // A key the job has no value for reads as no history (log_count 0), hence has_production.
+  if (has_production && production_count_ >= 0) return !(history_row[production_count_] > 0.0f);
+  if (user_count_ < 0) return false;
+  return history_row[user_count_] < std::log1p(static_cast<float>(kColdStartOutcomes)) - 1e-6f;
 }
 
 int Predictor::category_position(const std::string& column, const std::string& what) const {
@@ -135,14 +152,21 @@ Prediction Predictor::finish(float z, double requested_ttl_s, std::uint32_t grou
   return p;
 }
 
-Prediction Predictor::finish(const float* out, float offset, double requested_ttl_s, std::uint32_t group) const {
+Prediction Predictor::finish(const float* out, float offset, double requested_ttl_s, std::uint32_t group,
+                             bool cold) const {
   const QuantileTtlCalibration& rule = model_->safe_ttl.quantile;
-  if (rule.empty()) return finish(out[0] + offset, requested_ttl_s, group);
+  if (rule.empty()) {
+    Prediction p = finish(out[0] + offset, requested_ttl_s, group);
+    p.cold = cold;
+    return p;
+  }
   Prediction p;
   p.group = group;
+  p.cold = cold;
   p.expected_wall_s = bound_seconds(model_->target.decode_seconds(out[0] + offset), requested_ttl_s, options_, p.capped);
   p.upper_s = model_->target.decode_quantile_head(out + 1, offset, rule.head);
-  const double safe = model_->safe_ttl.safe_ttl(p.expected_wall_s, p.upper_s, group, options_.alpha, requested_ttl_s);
+  const double safe =
+      model_->safe_ttl.safe_ttl(p.expected_wall_s, p.upper_s, group, options_.alpha, requested_ttl_s, cold);
   p.safe_ttl_s = bound_seconds(safe, requested_ttl_s, options_, p.capped);
   return p;
 }
@@ -153,14 +177,17 @@ void Predictor::predict(std::span<const JobRecord> jobs, const HistoryState& his
   const std::size_t dw = encoder_->dense_width(), cw = encoder_->cat_width();
   thread_local std::vector<float> dense, hist, z;
   thread_local std::vector<std::uint32_t> cats;
+  thread_local std::vector<std::uint8_t> cold;
   const std::size_t n = jobs.size();
   if (dense.size() < n * dw) dense.resize(n * dw);
   if (cats.size() < n * cw) cats.resize(n * cw);
   if (hist.size() < history.width()) hist.resize(history.width());
+  if (cold.size() < n) cold.resize(n);
   const std::size_t width = model_->target.outputs();
   if (z.size() < n * width) z.resize(n * width);
   for (std::size_t i = 0; i < n; ++i) {
     history.features(jobs[i], hist.data());
+    cold[i] = cold_start(hist.data(), jobs[i].known(Field::ProductionTag)) ? 1 : 0;
     encoder_->encode_one(jobs[i], hist.data(), dense.data() + i * dw, cats.data() + i * cw);
   }
   backend_->predict(dense.data(), cats.data(), n, z.data());
@@ -168,7 +195,8 @@ void Predictor::predict(std::span<const JobRecord> jobs, const HistoryState& his
     const float* d = dense.data() + i * dw;
     const std::uint32_t* c = cats.data() + i * cw;
     const float offset = model_->target.offset_z(d, c);
-    out[i] = finish(z.data() + i * width, offset, jobs[i][Field::RequestedTtl], calibration_group(group_cat_, d, c));
+    out[i] = finish(z.data() + i * width, offset, jobs[i][Field::RequestedTtl], calibration_group(group_cat_, d, c),
+                    cold[i] != 0);
   }
 }
 
@@ -195,7 +223,8 @@ std::vector<Prediction> Predictor::predict_rows(const JobTable& table, std::span
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const float offset = model_->target.offset_z(batch.dense_row(i), batch.cat_width ? batch.cat_row(i) : nullptr);
     out[i] = finish(z.data() + i * width, offset, requested[rows[i]],
-                    calibration_group(group_cat_, batch.dense_row(i), batch.cat_row(i)));
+                    calibration_group(group_cat_, batch.dense_row(i), batch.cat_row(i)),
+                    history.width > 0 && cold_start(history.row(rows[i]), !table.text(Field::ProductionTag, rows[i]).empty()));
   }
   if (quantiles_s) {
     const std::size_t k = width - 1;

@@ -63,6 +63,10 @@ struct Prediction {
   // The job's quantile of run time at the head its per-job safe TTL is built on (seconds,
   // unbounded; model/quantile_ttl.hpp); NaN for a model without that rule.
   double upper_s = std::numeric_limits<double>::quiet_NaN();
+  // A cold start (model/quantile_ttl.hpp): no finished job of its production yet (of its user:
+  // fewer than kColdStartOutcomes, where the model keeps no production history); false where
+  // it keeps neither.
+  bool cold = false;
 };
 
 // The engine variant a model file was made for: the one its safe TTL was calibrated on
@@ -113,7 +117,11 @@ class Predictor {
   Prediction finish(float z, double requested_ttl_s, std::uint32_t group) const;
   // The same for all of a row's raw network outputs `out` (the mean, then the quantile heads)
   // and its residual offset: the per-job safe TTL where the model has one.
-  Prediction finish(const float* out, float offset, double requested_ttl_s, std::uint32_t group) const;
+  Prediction finish(const float* out, float offset, double requested_ttl_s, std::uint32_t group,
+                    bool cold = false) const;
+  // Whether a job whose history features are `history_row` (HistoryState::features' layout)
+  // is a cold start; `has_production`: the job names a production.
+  bool cold_start(const float* history_row, bool has_production) const;
 
  private:
   // Position of `column` among the encoder's categorical columns; -1 for ""; throws if absent.
@@ -124,6 +132,9 @@ class Predictor {
   std::shared_ptr<const engine::Backend> backend_;
   PredictorOptions options_;
   int group_cat_ = -1;
+  // Positions of the production's and the user's log_count among the history features (-1:
+  // the model keeps no such key), which cold_start reads.
+  int production_count_ = -1, user_count_ = -1;
   // The safe-TTL calibration group of one encoded row whose group column is categorical
   // column `column` (-1: kNoGroup): its category index, with kFallbackStratum set where the
   // model's residual base falls back (ResidualBase::falls_back).

@@ -254,6 +254,7 @@ void Service::calibrate(const LoadedModel& model, std::span<const JobRecord> job
     OnlineJob job;
     job.pred_s = p.expected_wall_s;
     job.upper_s = p.upper_s;
+    job.cold = p.cold;
     job.requested_s = req > 0 ? req : 0.0;
     job.group = p.group;
     job.key = calibration_key_ ? text_key(jobs[i].text(*calibration_key_)) : 0;

@@ -63,6 +63,7 @@ std::unique_ptr<TtlSource> model_ttl_source(const SimTrace& t, GridTtl policy, c
       OnlineJob& j = online[i * k + h];
       j.pred_s = at(i, h).expected_wall_s;
       j.upper_s = at(i, h).upper_s;
+      j.cold = at(i, h).cold;
       j.requested_s = req[rows[i]] > 0 ? req[rows[i]] : 0.0;
       j.group = at(i, h).group;
       j.key = keys[i];

@@ -12,8 +12,9 @@ namespace ttlpred {
 namespace {
 
 TEST(QuantileCli, TrainEvalAndServingBenchOnAModelWithHeads) {
-  const std::string trace = test::temp_dir() + "/heads-trace.csv";
-  const std::string model = test::temp_dir() + "/heads.model";
+  const std::string dir = test::temp_dir();
+  const std::string trace = dir + "/heads-trace.csv";
+  const std::string model = dir + "/heads.model";
   std::string out, err;
   int rc = test::run_cli_split("generate --jobs 3000 --days 10 --seed 5 --out '" + trace + "'", &out, &err);
   if (rc == 127) GTEST_SKIP() << "ttlpred not built";
@@ -23,7 +24,9 @@ TEST(QuantileCli, TrainEvalAndServingBenchOnAModelWithHeads) {
                                &out, &err);
   ASSERT_EQ(rc, 0) << err;
 
-  rc = test::run_cli_split("eval --model '" + model + "' --data '" + trace + "' --split 0.8 --json", &out, &err);
+  rc = test::run_cli_split("eval --model '" + model + "' --data '" + trace + "' --split 0.8 --json --per-job '" +
+                               dir + "/heads-eval.csv'",
+                           &out, &err);
   ASSERT_EQ(rc, 0) << err;
   const auto e = nlohmann::json::parse(out);
   ASSERT_EQ(e.at("quantile_coverage").size(), 3u);
@@ -31,6 +34,17 @@ TEST(QuantileCli, TrainEvalAndServingBenchOnAModelWithHeads) {
   for (std::size_t h = 1; h < 3; ++h)
     EXPECT_GE(e.at("quantile_coverage")[h].at("covered").get<double>(),
               e.at("quantile_coverage")[h - 1].at("covered").get<double>());
+
+  // `predict` over the whole trace prints eval's line (job_id, expected, safe TTL, capped) for
+  // every scored job: the serving path and the evaluation path give each job the same
+  // per-job safe TTL, cold starts included.
+  rc = test::run_cli_split("predict --model '" + model + "' --data '" + trace + "' --out '" + dir + "/heads-predict.csv'",
+                           &out, &err);
+  ASSERT_EQ(rc, 0) << err;
+  const auto scored = test::line_prefixes(dir + "/heads-eval.csv", 4);
+  const auto predicted = test::line_prefixes(dir + "/heads-predict.csv", 4);
+  EXPECT_GT(scored.size(), 500u);
+  EXPECT_EQ(test::lines_found(scored, predicted), scored.size() - 1);
 
   // The serving bench runs the network into buffers of every output (it once held one per
   // job and wrote past it for a model with heads).
@@ -41,7 +55,7 @@ TEST(QuantileCli, TrainEvalAndServingBenchOnAModelWithHeads) {
   EXPECT_EQ(nlohmann::json::parse(out).at("serving").size(), 10u);
 
   // ONNX export refuses it, naming why, rather than writing a sidecar that describes one output.
-  rc = test::run_cli_split("export --model '" + model + "' --onnx '" + test::temp_dir() + "/heads.onnx'", &out, &err);
+  rc = test::run_cli_split("export --model '" + model + "' --onnx '" + dir + "/heads.onnx'", &out, &err);
   EXPECT_EQ(rc, 1);
   EXPECT_NE(err.find("quantile heads"), std::string::npos) << err;
 }

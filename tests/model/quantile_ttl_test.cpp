@@ -95,6 +95,38 @@ TEST(QuantileTtl, GroupsAreShrunkTowardTheGlobalMargin) {
   EXPECT_NEAR(c.log_margin(7, 0.01), global, 1e-12);  // an unknown group
 }
 
+TEST(QuantileTtl, ColdStartJobsGetTheirStratumsMarginWhenItIsWider) {
+  // 1000 warm jobs scoring log 1.5, and 20 cold starts scoring log 3: too few for a 5 %
+  // quantile, so the cold stratum's margin is its largest score; never below the global one.
+  std::vector<float> wall, expected, req, q;
+  std::vector<std::uint8_t> cold;
+  for (int i = 0; i < 1020; ++i) {
+    const bool c = i >= 1000;
+    wall.push_back(c ? 300.0f : 150.0f);
+    expected.push_back(10.0f);
+    req.push_back(0.0f);
+    q.push_back(100.0f);
+    cold.push_back(c ? 1 : 0);
+  }
+  const std::vector<float> levels = {0.9f};
+  const QuantileTtlCalibration c = calibrate_quantile_ttl(wall, expected, req, q, 1, levels, {}, {}, cold);
+  EXPECT_EQ(c.cold.n, 20u);
+  EXPECT_NEAR(c.log_margin(kNoGroup, 0.05), std::log(1.5), 1e-6);  // rank ceil(1021 * 0.95) = 970: a warm score
+  EXPECT_NEAR(c.log_margin(kNoGroup, 0.05, true), std::log(3.0), 1e-6);
+  EXPECT_NEAR(c.safe_ttl(10, 100, kNoGroup, 0.05, true), 300.0, 1e-3);
+  // A cold stratum narrower than the global margin does not narrow a cold job's TTL.
+  std::vector<std::uint8_t> narrow(cold.size(), 0);
+  for (std::size_t i = 0; i < 500; ++i) narrow[i] = 1;
+  const QuantileTtlCalibration d = calibrate_quantile_ttl(wall, expected, req, q, 1, levels, {}, {}, narrow);
+  EXPECT_NEAR(d.log_margin(kNoGroup, 0.01, true), d.log_margin(kNoGroup, 0.01), 1e-12);
+  // The stratum is kept in the file.
+  BinaryWriter w;
+  c.write(w);
+  const auto bytes = w.bytes();
+  BinaryReader r(bytes, "test");
+  EXPECT_EQ(QuantileTtlCalibration::read(r, 1).cold.values, c.cold.values);
+}
+
 TEST(QuantileTtl, TheSafeTtlIsCappedAtTheRequestAndTheRuleIsUsedOnlyWithAQuantile) {
   std::vector<float> wall = {150, 160, 170}, expected = {100, 100, 100}, req = {0, 0, 0}, q = {100, 100, 100};
   const std::vector<float> levels = {0.9f};

@@ -3,7 +3,11 @@
 // something.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
+#include <string_view>
 
 #include "model/model_file.hpp"
 #include "pipeline/evaluate.hpp"
@@ -138,6 +142,36 @@ TEST(Pipeline, QuantileHeadsGiveEachJobItsOwnSafeTtlOnEveryVariant) {
   ASSERT_EQ(m.target.quantiles.size(), 3u);
   ASSERT_EQ(m.mlp.layers.back().out, 4u);
   ASSERT_FALSE(m.safe_ttl.quantile.empty());
+  {
+    // Cold starts: a job of a production with no finished job, or without a production, of a
+    // user with fewer than five; the trace's busiest production and user are warm.
+    const Predictor p(m, PredictorOptions{});
+    const HistoryState state = p.initial_history();
+    std::map<std::string, std::size_t> per_production, per_user;
+    JobRecord r;
+    for (std::size_t i = 0; i < split.train_rows; ++i) {
+      split.jobs.record(i, r);
+      if (r.known(Field::ProductionTag)) ++per_production[std::string(r.text(Field::ProductionTag))];
+      ++per_user[std::string(r.text(Field::User))];
+    }
+    auto busiest = [](const std::map<std::string, std::size_t>& m) {
+      return std::max_element(m.begin(), m.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+    };
+    ASSERT_FALSE(per_production.empty());
+    const std::string production = busiest(per_production), user = busiest(per_user);
+    auto cold_for = [&](std::string_view prod, std::string_view usr) {
+      split.jobs.record(split.train_rows, r);
+      r.text(Field::ProductionTag) = prod;
+      r.text(Field::User) = usr;
+      Prediction one;
+      p.predict(std::span<const JobRecord>(&r, 1), state, std::span<Prediction>(&one, 1));
+      return one.cold;
+    };
+    EXPECT_FALSE(cold_for(production, user));
+    EXPECT_TRUE(cold_for("a-production-never-seen", user));
+    EXPECT_FALSE(cold_for("", user));
+    EXPECT_TRUE(cold_for("", "a-user-never-seen"));
+  }
   for (int kind = -1; kind < 3; ++kind) {
     const ModelFile* serve = &m;
     ModelFile tuned;
