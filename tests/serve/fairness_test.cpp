@@ -44,12 +44,7 @@ constexpr double kAnswerWithin = 0.1;
 struct SlowClient {
   int fd = -1;
   explicit SlowClient(int port) {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    fd = test::connect_loopback(port);
   }
   ~SlowClient() { close(fd); }
   SlowClient(const SlowClient&) = delete;

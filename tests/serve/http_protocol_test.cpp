@@ -34,12 +34,7 @@ serve::ServiceOptions service_options() {
 struct RawConnection {
   int fd = -1;
   explicit RawConnection(int port) {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    fd = test::connect_loopback(port);
     const timeval wait{0, 100000};  // recv() returns every 0.1 s so that read_for can stop
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
   }

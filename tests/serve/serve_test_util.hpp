@@ -1,12 +1,15 @@
 #pragma once
 // The service tests' model (test_model_file.hpp), an in-process server on an ephemeral
 // port, and the real program as a child process.
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +39,18 @@ inline serve::ServiceOptions options_for(const std::string& model) {
   o.model_path = model;
   o.max_batch = 300;
   return o;
+}
+
+// A TCP connection to 127.0.0.1:port, as a descriptor the caller closes (a failed connect
+// fails the test): the raw clients that speak bytes the HTTP client would not send.
+inline int connect_loopback(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  return fd;
 }
 
 // Service + HTTP server in this process, on a free loopback port.
