@@ -28,6 +28,18 @@ FitOptions small_fit() {
   return o;
 }
 
+// A fine-tune of `base` for compressed inference: kind 0 int8 QAT, 1 2:4 sparsity, 2 both.
+FitOptions compressed_fine_tune(const ModelFile& base, int kind, std::uint32_t epochs) {
+  FitOptions o = small_fit();
+  o.init = &base;
+  o.train.max_epochs = epochs;
+  o.train.learning_rate = 3e-4f;
+  o.train.dropout = 0.0f;
+  o.compression.qat_int8 = kind != 1;
+  o.compression.sparse_2_4 = kind != 0;
+  return o;
+}
+
 const ChronologicalSplit& small_split() {
   static const ChronologicalSplit split = [] {
     synth::GeneratorConfig g;
@@ -71,13 +83,7 @@ TEST(Pipeline, CompressedFineTunesKeepTheFp32Accuracy) {
   const ModelFile base = fit_model(split, small_fit(), {});
   const double fp32 = evaluate(Predictor(base, PredictorOptions{}), split).metrics.rmse_hours;
   for (int kind = 0; kind < 3; ++kind) {
-    FitOptions o = small_fit();
-    o.init = &base;
-    o.train.max_epochs = 4;
-    o.train.learning_rate = 3e-4f;
-    o.train.dropout = 0.0f;
-    o.compression.qat_int8 = kind != 1;
-    o.compression.sparse_2_4 = kind != 0;
+    const FitOptions o = compressed_fine_tune(base, kind, 4);
     const ModelFile m = fit_model(split, o, {});
     EXPECT_EQ(m.encoder, base.encoder);  // the starting model's features, not refitted
     EXPECT_EQ(m.int8_calibration.empty(), !o.compression.qat_int8);
@@ -177,14 +183,7 @@ TEST(Pipeline, QuantileHeadsGiveEachJobItsOwnSafeTtlOnEveryVariant) {
     ModelFile tuned;
     PredictorOptions po;
     if (kind >= 0) {
-      FitOptions f = small_fit();
-      f.init = &m;
-      f.train.max_epochs = 2;
-      f.train.learning_rate = 3e-4f;
-      f.train.dropout = 0.0f;
-      f.compression.qat_int8 = kind != 1;
-      f.compression.sparse_2_4 = kind != 0;
-      tuned = fit_model(split, f, {});
+      tuned = fit_model(split, compressed_fine_tune(m, kind, 2), {});
       ASSERT_EQ(tuned.target.quantiles.levels, m.target.quantiles.levels);
       ASSERT_FALSE(tuned.safe_ttl.quantile.empty());
       serve = &tuned;
