@@ -47,7 +47,8 @@ double QuantileTtlCalibration::log_margin(std::uint32_t group, double alpha, boo
 double QuantileTtlCalibration::safe_ttl(double expected_s, double upper_s, std::uint32_t group, double alpha,
                                         bool is_cold) const {
   if (empty()) throw Error("the per-job safe TTL is not calibrated");
-  const double margin = std::max(log_margin(group, alpha, is_cold), -50.0);  // a score table of kills only
+  // A quantile among the never-killed scores (kNeverKilled) reads as e^-50: the expected time answers.
+  const double margin = std::max(log_margin(group, alpha, is_cold), -50.0);
   const double t = upper_s * std::exp(margin);
   return std::max(std::isfinite(expected_s) ? expected_s : 0.0, std::isfinite(t) ? t : 0.0);
 }
