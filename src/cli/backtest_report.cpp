@@ -139,7 +139,7 @@ void write_backtest_jobs(const Backtest& b, const std::string& path) {
     std::fprintf(out, "split,submit_s,wait_s,wall_s,requested_s,user_q99_s,pred_s");
     for (OnlineMethod m : o.methods) std::fprintf(out, ",ttl_%s", std::string(online_method_name(m)).c_str());
     for (double level : o.job_levels) std::fprintf(out, ",static_ttl_%g", level);
-    std::fprintf(out, "\n");
+    std::fprintf(out, ",upper_s,cold\n");
     for (const auto& s : b.splits) {
       const ScoredJobs& j = s.jobs;
       for (std::size_t i = 0; i < j.submit_s.size(); ++i) {
@@ -148,7 +148,9 @@ void write_backtest_jobs(const Backtest& b, const std::string& path) {
         std::fprintf(out, ",%.17g", j.pred_s[i]);
         for (const auto& ttl : j.method_ttl_s) std::fprintf(out, ",%.17g", ttl[i]);
         for (const auto& ttl : j.static_ttl_s) std::fprintf(out, ",%.17g", ttl[i]);
-        std::fprintf(out, "\n");
+        std::fprintf(out, ",");
+        if (!std::isnan(j.upper_s[i])) std::fprintf(out, "%.17g", j.upper_s[i]);
+        std::fprintf(out, ",%d\n", static_cast<int>(j.cold[i]));
       }
     }
   });

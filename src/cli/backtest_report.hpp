@@ -20,8 +20,9 @@ void print_backtest(std::FILE* out, const Backtest& b, const std::string& data, 
 // `backtest --per-job FILE` (atomically): one CSV line per scored job of every split, kept by
 // BacktestOptions::keep_jobs: split, submit_s, wait_s, wall_s, requested_s (0: none),
 // user_q99_s (empty: fewer than 5 finished jobs), pred_s, ttl_<method> at the headline alpha
-// for every method, static_ttl_<level> for every kept level. Throws Error when the jobs were
-// not kept.
+// for every method, static_ttl_<level> for every kept level, upper_s (the per-job rule's head
+// quantile in seconds; empty for a mean-only model) and cold (1: a cold start, 0 otherwise).
+// Throws Error when the jobs were not kept.
 void write_backtest_jobs(const Backtest& b, const std::string& path);
 
 }  // namespace ttlpred::cli

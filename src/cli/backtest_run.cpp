@@ -82,7 +82,8 @@ void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o) {
   cmd.add_option("--out", o.out, "also write DIR/report.html: kill rate per window and per split, RMSE per split");
   cmd.add_option("--per-job", o.per_job,
                  "also write FILE (CSV): each scored job's split, times, request, user q99, prediction, the safe TTL "
-                 "of every method at --alpha and the static calibration's at a sweep of levels");
+                 "of every method at --alpha, the static calibration's at a sweep of levels, the per-job rule's head "
+                 "quantile and whether the job is a cold start");
 }
 
 Backtest run_backtest(const JobTable& trace, const BacktestCliOptions& o, const BacktestProgress& progress) {

@@ -236,6 +236,8 @@ Backtest run_backtest(const JobTable& trace, const BacktestOptions& options, con
         const double requested = has_req && req_col[r] > 0 ? req_col[r] : 0.0;
         kept.requested_s.push_back(requested);
         kept.pred_s.push_back(preds[i].expected_wall_s);
+        kept.upper_s.push_back(preds[i].upper_s);
+        kept.cold.push_back(preds[i].cold ? 1 : 0);
         for (std::size_t l = 0; l < options.job_levels.size(); ++l)
           kept.static_ttl_s[l][i] =
               bound(model.safe_ttl.safe_ttl(preds[i].expected_wall_s, preds[i].upper_s, groups[i], options.job_levels[l],

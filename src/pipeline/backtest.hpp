@@ -73,6 +73,8 @@ struct SimpleRuleScore {
 struct ScoredJobs {
   std::vector<double> submit_s, wait_s, wall_s, requested_s, pred_s;
   std::vector<double> user_q99_s;                 // the simple rule's q99; NaN: fewer than 5 finished
+  std::vector<double> upper_s;                    // the quantile rule's head in seconds; NaN: a mean-only model
+  std::vector<std::uint8_t> cold;                 // a cold start (Prediction::cold)
   std::vector<std::vector<double>> method_ttl_s;  // per method of BacktestOptions::methods, at the headline alpha
   std::vector<std::vector<double>> static_ttl_s;  // per level of BacktestOptions::job_levels
 };
