@@ -51,4 +51,15 @@ AdminToken resolve_admin_token(const AdminTokenSources& sources) {
   return out;
 }
 
+bool authorization_matches(std::string_view header, std::string_view token) {
+  constexpr std::string_view kScheme = "Bearer ";
+  if (header.size() != kScheme.size() + token.size()) return false;  // the token's length is no secret worth hiding
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < kScheme.size(); ++i) diff |= static_cast<unsigned char>(header[i] ^ kScheme[i]);
+  for (std::size_t i = 0; i < token.size(); ++i)
+    diff |= static_cast<unsigned char>(header[kScheme.size() + i] ^ token[i]);
+  // No early exit: every byte is compared, whatever the earlier ones were.
+  return diff == 0;
+}
+
 }  // namespace ttlpred::serve

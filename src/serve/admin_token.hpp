@@ -4,6 +4,7 @@
 // (--admin-token-file, read once at start) or the environment (TTLPRED_ADMIN_TOKEN, which
 // only the process's own user and root can read). docs/service.md, "Admin token".
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ttlpred::serve {
@@ -28,5 +29,10 @@ struct AdminToken {
 // token, or one with control characters or blanks (it must fit an Authorization header).
 // Warns when the token came from the command line, or from a file others may read.
 AdminToken resolve_admin_token(const AdminTokenSources& sources);
+
+// Whether an Authorization header value is "Bearer <token>", in a time that depends on the
+// lengths alone, never on where the first differing byte is: a client timing the answers
+// must not learn the token byte by byte.
+bool authorization_matches(std::string_view header, std::string_view token);
 
 }  // namespace ttlpred::serve

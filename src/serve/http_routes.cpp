@@ -73,7 +73,7 @@ Reply Router::check_admin(const HttpRequest& req) const {
     return {403, error_body("admin endpoints and /v1/outcomes need an admin token (--admin-token-file, " +
                             std::string(kAdminTokenEnv) + " or --admin-token) when the service listens beyond loopback")};
   }
-  if (req[http::field::authorization] != "Bearer " + options_.admin_token)
+  if (!authorization_matches(std_view(req[http::field::authorization]), options_.admin_token))
     return {401, error_body("missing or wrong admin token (send 'Authorization: Bearer <token>')", "Authorization")};
   return {200, {}};
 }

@@ -44,6 +44,14 @@ std::string where(long index) {
 
 }  // namespace
 
+std::string number_refusal(Field f, double v) {
+  if (f == Field::RequestedTtl && !(v > 0 && v <= kMaxRequestedTtlS))
+    return "must be a number of seconds in (0, " + std::to_string(static_cast<long long>(kMaxRequestedTtlS)) +
+           "]; leave it out (or null) for a job without a request";
+  if (!std::isfinite(v) || v < 0) return "must be a finite number >= 0";
+  return {};
+}
+
 void job_from_json(const nlohmann::json& obj, JobUse use, long index, JobRecord& r) {
   r.clear();
   if (!obj.is_object()) throw RequestError(400, "a job must be a JSON object" + where(index), {}, index);
@@ -75,8 +83,8 @@ void job_from_json(const nlohmann::json& obj, JobUse use, long index, JobRecord&
       if (!value.is_number())
         throw RequestError(400, "field '" + key + "' must be a number" + where(index), key, index);
       const double v = value.get<double>();
-      if (!std::isfinite(v) || v < 0)
-        throw RequestError(400, "field '" + key + "' must be a finite number >= 0" + where(index), key, index);
+      if (const std::string why = number_refusal(*field, v); !why.empty())
+        throw RequestError(400, "field '" + key + "' " + why + where(index), key, index);
       r[*field] = v;
     }
   }
@@ -102,8 +110,10 @@ nlohmann::json parse_json_body(std::string_view body) {
   };
   try {
     return nlohmann::json::parse(body, bound);
-  } catch (const nlohmann::json::exception& e) {  // parse errors, and numbers out of double's range
-    throw RequestError(400, std::string("malformed JSON: ") + e.what());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw RequestError(400, "malformed JSON at byte " + std::to_string(e.byte));
+  } catch (const nlohmann::json::exception&) {  // a number beyond double's range
+    throw RequestError(400, "malformed JSON: a number beyond the range of a double");
   } catch (const TooDeep&) {
     throw RequestError(400, "malformed JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   } catch (const TooMany&) {
@@ -236,7 +246,7 @@ bool job_from_dom(simdjson::dom::element e, JobUse use, JobRecord& r) {
       default:  // object, array, bool
         return false;
     }
-    if (category || !std::isfinite(v) || v < 0) return false;
+    if (category || !number_refusal(*field, v).empty()) return false;
     r[*field] = v;
   }
   return use != JobUse::Outcome || r.known(Field::WallTime);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/job_record.hpp"
+#include "features/history.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred::serve {
@@ -122,9 +123,21 @@ JobReader::Match read_match_nlohmann(std::string_view body, std::size_t max_batc
 inline constexpr std::size_t kMaxJsonDepth = 64;
 inline constexpr std::size_t kMaxJsonValues = 1u << 20;
 
+// The longest requested_ttl_s a job may carry: the history's own ceiling on a run time
+// (kMaxHistoryWallS, features/history.hpp: about 116 days, past any batch queue's limit). A
+// request is the job's hard limit, so 0 would be a TTL no job survives and 1e300 an answer
+// no broker can use: both are refused. A job without a request leaves the field out (or null).
+inline constexpr double kMaxRequestedTtlS = kMaxHistoryWallS;
+
+// Why a number `v` may not be the value of numeric field `f` ("must be ..."), or empty when
+// it may: every number finite and >= 0, requested_ttl_s in (0, kMaxRequestedTtlS]. The one
+// rule of both readers (job_from_json and the simdjson path).
+std::string number_refusal(Field f, double v);
+
 // nlohmann::json::parse, with its errors (and numbers beyond double's range), nesting deeper
 // than kMaxJsonDepth and more than kMaxJsonValues values as a 400 "malformed JSON: ..."
-// RequestError.
+// RequestError in the service's own words (the byte position of a syntax error; never the
+// library's message, which names its internals).
 nlohmann::json parse_json_body(std::string_view body);
 
 // The JSON error body: {"error": message, "field": ..., "index": ...} (the last two only

@@ -165,6 +165,13 @@ TEST(Answers, NegativeRunTimesAreFlooredAtMinSecondsNotZero) {
   EXPECT_EQ(q["safe_ttl_s"].get<double>(), 30.0);
 }
 
+TEST(Answers, AuthorizationMatchesOnlyTheWholeBearerToken) {
+  EXPECT_TRUE(serve::authorization_matches("Bearer s3cret", "s3cret"));
+  for (const char* wrong : {"", "Bearer ", "Bearer s3cre", "Bearer s3crett", "Bearer S3cret", "bearer s3cret",
+                            "Bearer  s3cret", "Basic s3cret", "s3cret", "Bearer s3creT"})
+    EXPECT_FALSE(serve::authorization_matches(wrong, "s3cret")) << wrong;
+}
+
 TEST(Answers, AdminTokenComesFromAFileOrTheEnvironment) {
   const std::string dir = test::temp_dir();
   const std::string file = dir + "/token";

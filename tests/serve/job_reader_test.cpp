@@ -199,6 +199,44 @@ TEST(JobReader, NanLikeAndHugeNumbers) {
   }
 }
 
+// A request is the job's hard limit: 0 (a TTL no job survives) and absurd ones are refused by
+// both paths alike, naming the field; the longest accepted is kMaxRequestedTtlS.
+TEST(JobReader, RequestedTtlIsAPositiveBoundedNumberOfSeconds) {
+  for (const char* body : {"{\"requested_ttl_s\":0}", "{\"requested_ttl_s\":-0}", "{\"requested_ttl_s\":0.0}",
+                           "{\"requested_ttl_s\":1e300}", "{\"requested_ttl_s\":10000001}",
+                           "[{\"requested_ttl_s\":72000},{\"requested_ttl_s\":0}]"})
+    same(body);
+  EXPECT_TRUE(same("[{\"requested_ttl_s\":72000},{\"requested_ttl_s\":10000000},{\"requested_ttl_s\":null},{}]"));
+  for (const char* body : {"{\"requested_ttl_s\":0}", "{\"requested_ttl_s\":1e300}"}) {
+    const Outcome o = reference(body, JobUse::Predict, 64);
+    EXPECT_FALSE(o.ok) << body;
+    EXPECT_EQ(o.status, 400) << body;
+    EXPECT_EQ(o.field, "requested_ttl_s") << body;
+    EXPECT_EQ(o.message,
+              "field 'requested_ttl_s' must be a number of seconds in (0, 10000000]; leave it out (or null) for a job "
+              "without a request")
+        << body;
+  }
+  // Outcomes follow the same rule (their request bounds the kill margin's check).
+  same("{\"wall_s\":5,\"requested_ttl_s\":0}", JobUse::Outcome);
+}
+
+// Syntax errors are told in the service's words with the byte where the parse stopped; the
+// JSON library's own message (its exception ids and internals) never reaches a client.
+TEST(JobReader, MalformedJsonIsToldInTheServicesOwnWords) {
+  const struct {
+    const char* body;
+    const char* says;
+  } cases[] = {{"{\"user\": ", "malformed JSON at byte 10"},
+               {"{\"user\":\"a\",}", "malformed JSON at byte 13"},
+               {"{\"memory_mb\":1e999}", "malformed JSON: a number beyond the range of a double"}};
+  for (const auto& c : cases) {
+    const Outcome o = reference(c.body, JobUse::Predict, 64);
+    EXPECT_EQ(o.message, c.says) << c.body;
+    EXPECT_EQ(o.message.find("json.exception"), std::string::npos) << c.body;
+  }
+}
+
 TEST(JobReader, WrongTypesUnknownKeysAndPhases) {
   for (const char* body :
        {"7", "\"x\"", "null", "true", "[7]", "[{},[]]", "[{},null]", "{\"cpu_cores\":\"four\"}", "{\"user\":7}",

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/schema.hpp"
+#include "serve/job_json.hpp"
 #include "serve/access_log.hpp"
 #include "serve_test_util.hpp"
 #include "test_support.hpp"
@@ -29,6 +30,12 @@ TEST(OpenApi, ServedDocumentDescribesEveryRouteAndJobField) {
     const bool accepted = f.phase != Phase::Outcome;
     EXPECT_EQ(job.contains(std::string(f.name)), accepted) << f.name;
   }
+  // Every operation can answer 500 (an internal error; on outcomes a journal that cannot be
+  // written), and the request's bounds are the readers' (serve/job_json.hpp).
+  for (const auto& [path, ops] : doc["paths"].items())
+    for (const auto& [method, op] : ops.items()) EXPECT_TRUE(op["responses"].contains("500")) << method << " " << path;
+  EXPECT_EQ(job["requested_ttl_s"]["maximum"].get<double>(), serve::kMaxRequestedTtlS);
+  EXPECT_TRUE(job["requested_ttl_s"]["exclusiveMinimum"].get<bool>());
   // The repository's file is the served one.
   std::ifstream in(test::source_path("docs/openapi.json"));
   EXPECT_EQ(nlohmann::json::parse(in), doc);
