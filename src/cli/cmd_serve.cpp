@@ -30,6 +30,7 @@ namespace {
 struct ServeOptions {
   std::string model, listen = "127.0.0.1:8080", variant = "auto", journal, admin_token, admin_token_file, access_log;
   double alpha = 0.01;
+  bool open_outcomes = false;
   BoundOptions bounds;
   std::string device = kDefaultDevice;
   std::size_t threads = 8, max_batch = 4096, max_body = 4u << 20, max_header = 16u << 10;
@@ -124,6 +125,10 @@ void run_serve(const ServeOptions& o) {
   const serve::AdminToken token = serve::resolve_admin_token({o.admin_token, o.admin_token_file, std::getenv(serve::kAdminTokenEnv)});
   for (const auto& w : token.warnings) std::fprintf(stderr, "ttlpred serve: warning: %s\n", w.c_str());
   ho.admin_token = token.token;
+  ho.open_outcomes = o.open_outcomes;
+  if (o.open_outcomes && !serve::is_loopback(ho.host))
+    throw Error("--open-outcomes is for a test setup on loopback; listening on " + ho.host +
+                ", outcomes need an admin token (--admin-token-file)");
 
   // Signals are handled by one watcher thread, never by a server thread in the middle of a
   // request: our threads inherit a mask that blocks them, and every delivery (on the
@@ -257,8 +262,12 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--keep-alive-timeout", o->keep_alive_timeout_s, "seconds an idle connection is kept")
       ->capture_default_str();
   cmd->add_option("--admin-token", o->admin_token,
-                  "token for /admin/reload and /v1/outcomes ('Authorization: Bearer T'); required when not on loopback. Visible to "
-                  "every local user in ps: prefer --admin-token-file or the TTLPRED_ADMIN_TOKEN environment variable");
+                  "token for /admin/reload, /v1/outcomes and /v1/started ('Authorization: Bearer T'); required for the "
+                  "last two, and for all off loopback. Visible to every local user in ps: prefer --admin-token-file or "
+                  "the TTLPRED_ADMIN_TOKEN environment variable");
+  cmd->add_flag("--open-outcomes", o->open_outcomes,
+                "without an admin token, accept /v1/outcomes and /v1/started from anyone on loopback (a test setup: "
+                "any local process can then move every user's TTL); refused off loopback");
   cmd->add_option("--admin-token-file", o->admin_token_file,
                   "file holding the admin token (trailing line break ignored; keep it chmod 600)");
   cmd->add_option("--max-outcome-wall", o->max_outcome_wall_s,

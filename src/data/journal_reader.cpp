@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -41,7 +42,8 @@ void read_journal_folder(const std::string& dir, JobTable& out, ReadReport& rep)
   if (ec) throw InputError(dir, 0, "cannot list the journal folder: " + ec.message());
   if (files.empty()) throw InputError(dir, 0, "a folder read as a trace must be a service journal (journal-<g>.jsonl); none here");
   std::sort(files.begin(), files.end());
-  std::size_t inferred_submit = 0, unknown_keys = 0;
+  std::size_t inferred_submit = 0, unknown_keys = 0, repeated = 0;
+  std::unordered_set<std::string> seen_ids;
   std::string unknown_example;
   JobRecord r;
   for (const auto& [gen, path] : files) {
@@ -118,6 +120,13 @@ void read_journal_folder(const std::string& dir, JobTable& out, ReadReport& rep)
           ++inferred_submit;
         }
       }
+      // The service teaches a job's outcome once (serve/taught_outcomes.hpp): a retrain that
+      // reads its journal learns it once too, from the first, as the service did.
+      if (const auto id = j.find("job_id"); id != j.end() && !id->is_null() && !seen_ids.insert(id->dump()).second) {
+        ++repeated;
+        ++rep.comment_lines;  // no row of its own, like a start event
+        continue;
+      }
       out.append(r);
       ++rep.rows;
     }
@@ -126,6 +135,8 @@ void read_journal_folder(const std::string& dir, JobTable& out, ReadReport& rep)
   if (inferred_submit > 0)
     rep.notes.push_back(std::to_string(inferred_submit) +
                         " outcomes without submit_time: submitted at received_at - wait_s - wall_s");
+  if (repeated > 0)
+    rep.notes.push_back(std::to_string(repeated) + " repeated outcomes of a job_id read once (the first of each)");
   if (unknown_keys > 0)
     rep.warnings.push_back(std::to_string(unknown_keys) + " values of keys that are no job field (e.g. '" +
                            unknown_example + "') were ignored");

@@ -78,6 +78,14 @@ Reply Router::check_admin(const HttpRequest& req) const {
   return {200, {}};
 }
 
+Reply Router::check_writer(const HttpRequest& req) const {
+  if (options_.admin_token.empty() && !(options_.open_outcomes && is_loopback(options_.host)))
+    return {403, error_body("/v1/outcomes and /v1/started need an admin token (--admin-token-file, " +
+                            std::string(kAdminTokenEnv) + " or --admin-token): an outcome moves every later TTL of "
+                            "its keys; for a test setup on loopback, --open-outcomes")};
+  return check_admin(req);
+}
+
 Reply Router::call(Endpoint e, const HttpRequest& req) {
   const std::string_view body = req.body();
   switch (e) {
@@ -86,12 +94,12 @@ Reply Router::call(Endpoint e, const HttpRequest& req) {
     case Endpoint::Outcomes: {
       // An outcome feeds every later prediction through the shared history keys: writers
       // are trusted like admins.
-      Reply auth = check_admin(req);
+      Reply auth = check_writer(req);
       return auth.status != 200 ? auth : service_.outcomes(body);
     }
     case Endpoint::Started: {
       // A start counts in every later match-time prediction of its keys: trusted like outcomes.
-      Reply auth = check_admin(req);
+      Reply auth = check_writer(req);
       return auth.status != 200 ? auth : service_.started(body);
     }
     case Endpoint::Healthz: return service_.healthz();

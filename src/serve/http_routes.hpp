@@ -34,7 +34,10 @@ class Router {
   static const char* default_message(int status);
 
  private:
+  // 200 when the request may use an admin endpoint (the token, or no token on loopback).
   Reply check_admin(const HttpRequest& req) const;
+  // The same for /v1/outcomes and /v1/started: without a token, only with open_outcomes on loopback.
+  Reply check_writer(const HttpRequest& req) const;
   Reply call(Endpoint e, const HttpRequest& req);
   void log_refused(const HttpRequest& req, Endpoint e, int status);
 

@@ -34,7 +34,11 @@ struct HttpOptions {
   // the process's descriptor limit (ulimit -n) bounds it too.
   std::size_t max_connections = 10000;
   std::string access_log;             // JSON-lines access log: a file, "-" for stderr, "" off (access_log.hpp)
-  std::string admin_token;            // required for /admin/* and /v1/outcomes when set; both refused off loopback without one
+  std::string admin_token;            // required for /admin/*, /v1/outcomes and /v1/started when set
+  // Without a token, /admin/reload is open on loopback only, and /v1/outcomes and /v1/started
+  // are refused unless this is set too (--open-outcomes, loopback only): any local process
+  // could otherwise move every user's TTL through the shared history keys.
+  bool open_outcomes = false;
 };
 
 // "http://HOST:PORT" as a client writes it: an IPv6 address in brackets (http://[::1]:8080).

@@ -120,6 +120,9 @@ void render_learning(std::string& out, const Metrics::Gauges& g) {
   line(out, "ttlpred_outcomes_unmatched_total", "reason=\"no_job_id\"", u(g.unmatched_no_id));
   line(out, "ttlpred_outcomes_unmatched_total", "reason=\"unknown_job_id\"", u(g.unmatched_unknown));
   line(out, "ttlpred_outcomes_unmatched_total", "reason=\"older_model\"", u(g.unmatched_older));
+  head("ttlpred_outcomes_repeated_total", "counter",
+       "Outcomes of a job_id whose outcome the history had learnt already: journaled, not taught again.");
+  line(out, "ttlpred_outcomes_repeated_total", "", u(g.repeated_outcomes));
   struct Figure {
     const char* name;
     const char* help;

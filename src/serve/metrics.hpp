@@ -65,6 +65,7 @@ class Metrics {
     std::uint64_t calibration_outcomes = 0;
     std::uint64_t recent_predictions = 0, recent_capacity = 0, recent_evicted = 0;
     std::uint64_t matched = 0, unmatched_no_id = 0, unmatched_unknown = 0, unmatched_older = 0;
+    std::uint64_t repeated_outcomes = 0;
     struct Window {
       std::string name;  // "1000", "10000", "1h", "1d"
       QualityFigures figures;

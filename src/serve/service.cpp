@@ -99,9 +99,10 @@ std::uint32_t text_key(std::string_view text) {
 
 constexpr std::string_view kLearnedMagic = "TTLPLRN1";
 // 1: the live windows and the drift test over all outcomes; 2 adds the per-group windows and
-// drift tests (live_groups.hpp) after the alarm count. A version 1 state still loads (the
-// groups start empty).
-constexpr std::uint32_t kLearnedVersion = 2;
+// drift tests (live_groups.hpp) after the alarm count; 3 the job ids whose outcome was taught
+// (taught_outcomes.hpp) before the calibration. Older states still load (what they lack
+// starts empty).
+constexpr std::uint32_t kLearnedVersion = 3;
 
 void append_prediction(std::string& out, const Prediction& p) {
   out += "{\"expected_wall_s\":";
@@ -151,7 +152,10 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path, const Pre
 }
 
 Service::Service(ServiceOptions options)
-    : options_(std::move(options)), recent_(options_.recent_predictions), drift_(options_.drift) {
+    : options_(std::move(options)),
+      recent_(options_.recent_predictions),
+      taught_(options_.recent_predictions),
+      drift_(options_.drift) {
   if (options_.max_batch == 0) throw Error("--max-batch must be at least 1");
   if (!(options_.max_outcome_wall_s > 0) || !std::isfinite(options_.max_outcome_wall_s))
     throw Error("--max-outcome-wall must be a finite number of seconds > 0");
@@ -200,7 +204,7 @@ Service::Service(ServiceOptions options)
         const OutcomeRecord rec = read_outcome_record(std::move(line));
         job_from_json(rec.outcome, JobUse::Outcome, -1, r);
         close_run(r);
-        history_->observe(r);
+        if (first_outcome(r)) history_->observe(r);
         if (rec.served) {
           const double wall = r[Field::WallTime];
           // Served by another model than the outcome before (or than the snapshot's): a reload
@@ -328,6 +332,7 @@ void Service::save_snapshot(const std::string& history_path) const {
   w.put<std::uint64_t>(drift_alarms_);
   group_quality_.write_state(w);
   drift_.write_group_state(w);
+  taught_.write(w);
   w.put<std::uint8_t>(calibrator_ ? 1 : 0);
   if (calibrator_) calibrator_->write_state(w);
   write_file_atomic(path, seal_container(kLearnedMagic, kLearnedVersion, w.bytes()));
@@ -361,6 +366,7 @@ std::string Service::load_learned(const std::string& path, const std::shared_ptr
     group_quality_.read_state(r);
     drift_.read_group_state(r);
   }
+  if (c.version >= 3) taught_.read(r);
   const bool had = r.get<std::uint8_t>() != 0;
   if (!had || !calibrator_) return version;  // the calibration was off then, or is now: start from the model's level
   try {
@@ -550,7 +556,7 @@ Reply Service::outcomes(std::string_view body) {
       job_from_json(o, JobUse::Outcome, index, records[i]);
       check_outcome_bounds(records[i], index);
     }
-    std::uint64_t observed = 0;
+    std::uint64_t observed = 0, repeated_now = 0;
     bool durable = false;
     {
       // The journal lock orders appends and applies alike, so a replay rebuilds exactly this
@@ -565,10 +571,18 @@ Reply Service::outcomes(std::string_view body) {
       std::vector<std::optional<ServedPrediction>> served(n);
       std::vector<std::uint64_t> found;
       std::unordered_set<std::uint64_t> seen;
-      std::uint64_t no_id = 0, unknown = 0, older = 0;
+      std::uint64_t no_id = 0, unknown = 0, older = 0, repeated = 0;
+      // Whether each outcome teaches the history: the first of its job_id (taught_outcomes.hpp).
+      // Remembered only once journaled, so that an outcome refused by a failing disk is new
+      // when it is sent again.
+      std::vector<std::uint8_t> teach(n, 1);
       std::string lines;
       for (std::size_t i = 0; i < n; ++i) {
         const auto key = job_key(records[i]);
+        if (key && (taught_.contains(*key) || seen.contains(*key))) {
+          teach[i] = 0;
+          ++repeated;
+        }
         if (!key) {
           ++no_id;
         } else if (auto hit = seen.insert(*key).second ? recent_.find(*key) : std::nullopt; !hit) {
@@ -588,11 +602,13 @@ Reply Service::outcomes(std::string_view body) {
         durable = true;
       }
       for (const std::uint64_t key : found) recent_.erase(key);
+      for (std::size_t i = 0; i < n; ++i)
+        if (const auto key = job_key(records[i]); key && teach[i]) taught_.remember(*key);
       {
         std::unique_lock lock(history_mutex_);
         for (std::size_t i = 0; i < n; ++i) {
           if (close_run(records[i])) ++running_closed_;
-          history_->observe(records[i]);
+          if (teach[i]) history_->observe(records[i]);
           if (served[i]) learn_calibration(*served[i], records[i][Field::WallTime]);
         }
         observed = history_->observed();
@@ -603,6 +619,8 @@ Reply Service::outcomes(std::string_view body) {
       unmatched_no_id_ += no_id;
       unmatched_unknown_ += unknown;
       unmatched_older_ += older;
+      repeated_outcomes_ += repeated;
+      repeated_now = repeated;
       if (journal_ && options_.snapshot_every > 0 && journal_->since_snapshot() >= options_.snapshot_every) {
         std::shared_lock lock(history_mutex_);  // predictions go on while the snapshot is written
         try {
@@ -617,7 +635,8 @@ Reply Service::outcomes(std::string_view body) {
       }
     }
     metrics_.add_outcomes(n);
-    std::string out = "{\"accepted\":" + std::to_string(n) + ",\"history_observed\":" + std::to_string(observed) +
+    std::string out = "{\"accepted\":" + std::to_string(n) + ",\"repeated\":" + std::to_string(repeated_now) +
+                      ",\"history_observed\":" + std::to_string(observed) +
                       ",\"durable\":" + (durable ? "true" : "false") + "}";
     return {200, std::move(out)};
   });
@@ -674,6 +693,17 @@ void Service::record_match_start(const JobRecord& job, std::string_view job_id_j
   std::unique_lock lock(history_mutex_);
   apply_start(*job_key(job), job, match_time, match_time);
   ++running_started_;
+}
+
+bool Service::first_outcome(const JobRecord& outcome) {
+  const auto key = job_key(outcome);
+  if (!key) return true;
+  if (taught_.contains(*key)) {
+    ++repeated_outcomes_;
+    return false;
+  }
+  taught_.remember(*key);
+  return true;
 }
 
 bool Service::close_run(const JobRecord& outcome) {
@@ -748,6 +778,7 @@ Reply Service::metrics_text() const {
     g.unmatched_no_id = unmatched_no_id_;
     g.unmatched_unknown = unmatched_unknown_;
     g.unmatched_older = unmatched_older_;
+    g.repeated_outcomes = repeated_outcomes_;
     g.running_started = running_started_;
     g.running_closed = running_closed_;
     const double t = now();

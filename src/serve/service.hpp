@@ -33,6 +33,7 @@
 #include "serve/live_quality.hpp"
 #include "serve/metrics.hpp"
 #include "serve/recent_predictions.hpp"
+#include "serve/taught_outcomes.hpp"
 
 namespace ttlpred::serve {
 
@@ -76,6 +77,8 @@ struct ServiceOptions {
   std::string calibration_key = "user";  // mondrian: the categorical field keying the offsets
   // Answers kept for their outcome (recent_predictions.hpp): about 200 bytes each, so the
   // default holds 500 000 jobs between answer and outcome in about 100 MB. 0: none kept.
+  // The same number of job ids whose outcome the history learnt is remembered, so that a
+  // repeated outcome teaches it once (taught_outcomes.hpp: about 50 bytes each, 25 MB).
   std::size_t recent_predictions = 500000;
   DriftOptions drift;
   // The running set, kept for a model made for match time (docs/service.md, "Running jobs"):
@@ -191,6 +194,9 @@ class Service {
   void record_match_start(const JobRecord& job, std::string_view job_id_json, double match_time);
   // An outcome closes its job's run, if it was running (caller holds history_mutex_ exclusively).
   bool close_run(const JobRecord& outcome);
+  // Whether a replayed outcome teaches the history (the first of its job_id), remembering it;
+  // the live path decides the same way before it journals (caller holds outcomes_mutex_).
+  bool first_outcome(const JobRecord& outcome);
 
   ServiceOptions options_;
   std::atomic<std::shared_ptr<const LoadedModel>> model_;
@@ -204,6 +210,7 @@ class Service {
   std::optional<OnlineCalibrator> calibrator_;  // under history_mutex_
   std::optional<Field> calibration_key_;
   RecentPredictions recent_;
+  TaughtOutcomes taught_;  // under outcomes_mutex_
 
   // Under outcomes_mutex_:
   LiveQuality quality_;
@@ -212,6 +219,7 @@ class Service {
   bool drift_raised_ = false;  // since the last alarm, until a model reload
   std::uint64_t drift_alarms_ = 0;
   std::uint64_t matched_ = 0, unmatched_no_id_ = 0, unmatched_unknown_ = 0, unmatched_older_ = 0;
+  std::uint64_t repeated_outcomes_ = 0;  // outcomes of a job_id the history had learnt already
   std::uint64_t snapshot_failures_ = 0;  // history snapshots that could not be written
   std::uint64_t calibration_outcomes_ = 0;
   bool tracks_running_ = false;  // set at construction: a reload keeps the history configuration

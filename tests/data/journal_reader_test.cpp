@@ -50,6 +50,27 @@ TEST(JournalReader, ReadsOutcomeRecordsInGenerationOrder) {
   EXPECT_EQ(format_by_name("journal"), TraceFormat::Journal);
 }
 
+// The service teaches a job's outcome once: a retrain reading its journal reads it once, the
+// first of each job_id, and says how many repeats it passed over.
+TEST(JournalReader, ARepeatedOutcomeOfOneJobIdIsReadOnce) {
+  const std::string dir = test::temp_dir() + "/repeats";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/journal-1.jsonl") << R"({"job_id":7,"user":"a","submit_time":1,"wall_s":10})" << "\n"
+                                          << R"({"job_id":7,"user":"a","submit_time":1,"wall_s":0})" << "\n"
+                                          << R"({"job_id":"x","user":"a","submit_time":2,"wall_s":20})" << "\n"
+                                          << R"({"user":"a","submit_time":3,"wall_s":30})" << "\n";
+  std::ofstream(dir + "/journal-2.jsonl") << R"({"job_id":"x","user":"a","submit_time":2,"wall_s":1})" << "\n"
+                                          << R"({"user":"a","submit_time":3,"wall_s":30})" << "\n";
+  ReadReport rep;
+  const JobTable t = read_trace(dir, rep);
+  ASSERT_EQ(t.rows(), 4u);  // 7 and "x" once each, both outcomes without a job_id
+  EXPECT_EQ(t.num(Field::WallTime)[0], 10);
+  EXPECT_EQ(t.num(Field::WallTime)[1], 20);
+  EXPECT_TRUE(rep.all_lines_accounted());
+  ASSERT_EQ(rep.notes.size(), 1u);
+  EXPECT_NE(rep.notes[0].find("2 repeated outcomes of a job_id read once"), std::string::npos) << rep.notes[0];
+}
+
 TEST(JournalReader, AFolderWithoutJournalsIsRefusedNamingIt) {
   const std::string dir = test::temp_dir() + "/empty";
   std::filesystem::create_directories(dir);

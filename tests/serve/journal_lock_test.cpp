@@ -88,7 +88,7 @@ TEST(ServeJournalLock, ASecondProgramIsRefusedAfterRmLockAndARestartFindsEveryOu
     ASSERT_TRUE(fs::remove(dir + "/lock"));
     // Under `timeout`: a second server that is let in serves until stopped.
     const std::string cmd = "timeout 20 " + test::cli_binary() + " serve --model '" + model +
-                            "' --listen 127.0.0.1:0 --journal '" + dir + "' 2>&1";
+                            "' --listen 127.0.0.1:0 --open-outcomes --journal '" + dir + "' 2>&1";
     std::FILE* p = popen(cmd.c_str(), "r");
     ASSERT_NE(p, nullptr);
     std::string out;

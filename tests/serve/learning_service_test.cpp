@@ -123,7 +123,9 @@ TEST(ServeLearning, AciLevelFollowsItsRuleThroughTheHttpApiAndUnmatchedOutcomesL
   EXPECT_EQ(metric(scrape, "ttlpred_outcomes_matched_total"), 2);
   EXPECT_EQ(metric(scrape, "ttlpred_outcomes_unmatched_total{reason=\"unknown_job_id\"}"), 2);
   EXPECT_EQ(metric(scrape, "ttlpred_outcomes_unmatched_total{reason=\"no_job_id\"}"), 1);
-  EXPECT_EQ(metric(scrape, "ttlpred_history_observed_jobs"), 5);  // every outcome updates the history
+  // Every outcome of a new job updates the history; job 1's second one is a repeat.
+  EXPECT_EQ(metric(scrape, "ttlpred_history_observed_jobs"), 4);
+  EXPECT_EQ(metric(scrape, "ttlpred_outcomes_repeated_total"), 1);
   // Live quality over the two matched outcomes: one killed, one covered.
   EXPECT_EQ(metric(scrape, "ttlpred_live_outcomes{window=\"1000\"}"), 2);
   EXPECT_EQ(metric(scrape, "ttlpred_live_kill_rate{window=\"1000\"}"), 0.5);

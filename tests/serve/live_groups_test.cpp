@@ -18,6 +18,7 @@
 #include "serve/live_groups.hpp"
 #include "serve/live_quality.hpp"
 #include "serve/journal.hpp"
+#include "serve/taught_outcomes.hpp"
 #include "serve_test_util.hpp"
 #include "util/binary_io.hpp"
 #include "util/file_io.hpp"
@@ -201,9 +202,10 @@ TEST(ServeLiveGroups, EachJobTypeHasItsOwnWindowsAndTheySurviveASnapshot) {
     check(server.service->metrics_text().body);
   }
 
-  // A learned state of the first format (no groups: version 1) still loads, its groups empty.
-  const OpenedContainer c = open_container(read_file_bytes(learned), "TTLPLRN1", 2, learned);
-  ASSERT_EQ(c.version, 2u);
+  // A learned state of the first format (no groups, no taught job ids: version 1) still
+  // loads, its groups empty.
+  const OpenedContainer c = open_container(read_file_bytes(learned), "TTLPLRN1", 3, learned);
+  ASSERT_EQ(c.version, 3u);
   BinaryReader r(c.payload, learned);
   r.get_string(64);
   serve::LiveQuality q;
@@ -217,6 +219,8 @@ TEST(ServeLiveGroups, EachJobTypeHasItsOwnWindowsAndTheySurviveASnapshot) {
   gq.read_state(r);
   serve::DriftTest dt;
   dt.read_group_state(r);
+  serve::TaughtOutcomes taught(100);
+  taught.read(r);
   std::vector<std::uint8_t> v1(c.payload.begin(), c.payload.begin() + static_cast<std::ptrdiff_t>(groups_at));
   v1.insert(v1.end(), c.payload.begin() + static_cast<std::ptrdiff_t>(r.position()), c.payload.end());
   write_file_atomic(learned, seal_container("TTLPLRN1", 1, v1));

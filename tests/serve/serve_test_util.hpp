@@ -60,9 +60,12 @@ struct TestServer {
   std::thread thread;
   int port = 0;
 
-  explicit TestServer(serve::ServiceOptions so, serve::HttpOptions ho = {}) {
+  // `open_outcomes`: the tests post outcomes on loopback without a token unless they test
+  // the token (serve --open-outcomes); false leaves the service's default.
+  explicit TestServer(serve::ServiceOptions so, serve::HttpOptions ho = {}, bool open_outcomes = true) {
     ho.port = 0;
     if (ho.host.empty()) ho.host = "127.0.0.1";
+    if (open_outcomes) ho.open_outcomes = true;
     service = std::make_unique<serve::Service>(std::move(so));
     http = std::make_unique<serve::HttpServer>(*service, ho);
     port = http->bind();
@@ -103,7 +106,7 @@ struct ServeChild {
     int fds[2];
     EXPECT_EQ(pipe2(fds, O_CLOEXEC), 0);
     std::vector<std::string> args = {cli_binary(), "serve", "--model", model, "--listen", "127.0.0.1:0", "--journal", journal,
-                                     "--threads", "2"};
+                                     "--threads", "2", "--open-outcomes"};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
