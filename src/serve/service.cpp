@@ -139,7 +139,14 @@ Reply guarded(F&& f) {
 
 std::shared_ptr<const LoadedModel> load_model(const std::string& path, const PredictorOptions& options,
                                               std::uint64_t max_bytes) {
-  const std::vector<std::uint8_t> bytes = read_regular_file(path, max_bytes);
+  // The header first: a file that is no model, or is padded past its payload, is refused
+  // after one small read instead of after reading (and holding) all of it.
+  const std::vector<std::uint8_t> bytes = read_regular_file(
+      path, max_bytes,
+      [&](const std::vector<std::uint8_t>& head, std::uint64_t size) {
+        check_container_head(head, size, std::string_view(kModelFileMagic, 8), kModelFileVersion, path);
+      },
+      kContainerHeaderBytes);
   auto m = std::make_shared<LoadedModel>(
       LoadedModel{Predictor(parse_model_file(bytes, path), options, path), fnv1a_hex(bytes), path});
   // Warm up this thread's buffers and the plan once, so a broken plan fails here, not on

@@ -29,29 +29,57 @@ std::vector<std::uint8_t> seal_container(std::string_view magic8, std::uint32_t 
   return out;
 }
 
-OpenedContainer open_container(const std::vector<std::uint8_t>& file, std::string_view magic8,
-                               std::uint32_t max_version, const std::string& what) {
-  BinaryReader r(file, what);
+namespace {
+
+struct ContainerHeader {
+  std::uint32_t version = 0;
+  std::uint64_t payload_size = 0;
+  std::uint32_t crc = 0;
+};
+
+ContainerHeader read_container_header(BinaryReader& r, std::string_view magic8, std::uint32_t max_version) {
   char magic[8];
   for (char& c : magic) c = r.get<char>();
   for (std::size_t i = 0; i < 8; ++i) {
     if (magic[i] != (i < magic8.size() ? magic8[i] : '\0'))
       r.fail("not a " + std::string(magic8) + " file (wrong magic bytes)");
   }
-  OpenedContainer out;
-  out.version = r.get<std::uint32_t>();
-  if (out.version == 0 || out.version > max_version)
-    r.fail("format version " + std::to_string(out.version) + " is newer than this build reads (max " +
+  ContainerHeader h;
+  h.version = r.get<std::uint32_t>();
+  if (h.version == 0 || h.version > max_version)
+    r.fail("format version " + std::to_string(h.version) + " is newer than this build reads (max " +
            std::to_string(max_version) + "); upgrade ttlpred");
-  const auto size = r.get<std::uint64_t>();
-  const auto crc = r.get<std::uint32_t>();
+  h.payload_size = r.get<std::uint64_t>();
+  h.crc = r.get<std::uint32_t>();
+  return h;
+}
+
+void check_payload_size(const BinaryReader& r, const ContainerHeader& h, std::uint64_t file_payload) {
+  if (h.payload_size != file_payload)
+    r.fail("truncated or padded: header says " + std::to_string(h.payload_size) + " payload bytes, file has " +
+           std::to_string(file_payload));
+}
+
+}  // namespace
+
+OpenedContainer open_container(const std::vector<std::uint8_t>& file, std::string_view magic8,
+                               std::uint32_t max_version, const std::string& what) {
+  BinaryReader r(file, what);
+  const ContainerHeader h = read_container_header(r, magic8, max_version);
   const std::size_t header = r.position();
-  if (size != file.size() - header)
-    r.fail("truncated or padded: header says " + std::to_string(size) + " payload bytes, file has " +
-           std::to_string(file.size() - header));
-  if (crc32_of(file.data() + header, size) != crc) r.fail("checksum mismatch: the file is corrupted");
+  check_payload_size(r, h, file.size() - header);
+  if (crc32_of(file.data() + header, h.payload_size) != h.crc) r.fail("checksum mismatch: the file is corrupted");
+  OpenedContainer out;
+  out.version = h.version;
   out.payload.assign(file.begin() + static_cast<std::ptrdiff_t>(header), file.end());
   return out;
+}
+
+void check_container_head(const std::vector<std::uint8_t>& head, std::uint64_t file_size, std::string_view magic8,
+                          std::uint32_t max_version, const std::string& what) {
+  BinaryReader r(head, what);
+  const ContainerHeader h = read_container_header(r, magic8, max_version);
+  check_payload_size(r, h, file_size - r.position());
 }
 
 }  // namespace ttlpred

@@ -116,5 +116,13 @@ struct OpenedContainer {
 };
 OpenedContainer open_container(const std::vector<std::uint8_t>& file, std::string_view magic8,
                                std::uint32_t max_version, const std::string& what);
+// open_container's checks that need only a file's first kContainerHeaderBytes (`head`) and its
+// size: the magic, the version, and a payload size that is the file's. With read_regular_file's
+// HeadCheck, a huge file that is no such container (or one padded past its payload) is refused
+// before it is read. Throws Error naming `what`, with open_container's wording; the checksum
+// is left to open_container.
+inline constexpr std::size_t kContainerHeaderBytes = 8 + 4 + 8 + 4;
+void check_container_head(const std::vector<std::uint8_t>& head, std::uint64_t file_size, std::string_view magic8,
+                          std::uint32_t max_version, const std::string& what);
 
 }  // namespace ttlpred

@@ -40,7 +40,8 @@ std::vector<std::uint8_t> read_file_bytes(const std::string& path) {
   return out;
 }
 
-std::vector<std::uint8_t> read_regular_file(const std::string& path, std::uint64_t max_bytes) {
+std::vector<std::uint8_t> read_regular_file(const std::string& path, std::uint64_t max_bytes,
+                                            const HeadCheck& check_head, std::size_t head_bytes) {
   if (path.empty()) throw InputError(path, 0, "empty path");
   if (path.find('\0') != std::string::npos) throw InputError(path, 0, "the path holds a NUL byte");
   // O_NONBLOCK: opening a FIFO without a writer returns at once instead of waiting.
@@ -56,8 +57,21 @@ std::vector<std::uint8_t> read_regular_file(const std::string& path, std::uint64
   if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
     throw InputError(path, 0, "is " + std::to_string(st.st_size) + " bytes, above the limit of " +
                                   std::to_string(max_bytes));
-  std::vector<std::uint8_t> out(static_cast<std::size_t>(st.st_size));
+  std::vector<std::uint8_t> out;
   std::size_t done = 0;
+  if (check_head) {
+    out.resize(std::min<std::uint64_t>(head_bytes, static_cast<std::uint64_t>(st.st_size)));
+    while (done < out.size()) {
+      const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw InputError(path, 0, "read error: " + errno_text());
+      if (n == 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    out.resize(done);
+    check_head(out, static_cast<std::uint64_t>(st.st_size));
+  }
+  out.resize(static_cast<std::size_t>(st.st_size));
   for (;;) {
     if (done == out.size()) {
       // The file may have grown since fstat: read on, but never past the limit.

@@ -328,6 +328,12 @@ TEST(ServeHardening, ReloadRefusesDevicesFifosHugeFilesAndNulPaths) {
   std::filesystem::copy_file(model_a(), big);
   std::filesystem::resize_file(big, o.max_model_bytes + 1);
   refused(big, "above the limit of " + std::to_string(o.max_model_bytes));
+  // Within the limit, a model padded past its payload is refused by its header and size,
+  // before the rest is read.
+  const std::string padded = test::temp_dir() + "/padded.model";
+  std::filesystem::copy_file(model_a(), padded);
+  std::filesystem::resize_file(padded, std::filesystem::file_size(model_a()) + 5);
+  refused(padded, "truncated or padded");
   // A NUL would cut the path short at the system call: refused before any file is opened.
   const json e = post(c, "/admin/reload", std::string(R"({"path":")") + model_a() + R"(\u0000junk"})", 400);
   EXPECT_EQ(e["field"], "path");

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "util/binary_io.hpp"
@@ -60,6 +61,52 @@ TEST(BinaryIo, ContainerRoundTripAndRefusals) {
 
   EXPECT_THROW(open_container(sealed, "TTLTEST", 1, "x.bin"), Error);  // future version
   EXPECT_THROW(open_container(sealed, "OTHER", 2, "x.bin"), Error);    // wrong magic
+}
+
+// A file's header and size are judged before the rest is read: a 1 GiB sparse file that says
+// it is no container is refused after its first 24 bytes (the check sees exactly those), and a
+// container padded past its payload by its size alone.
+TEST(FileIo, AHeadCheckRefusesBeforeTheRestIsRead) {
+  const std::string path = test::temp_dir() + "/head.bin";
+  const auto sealed = seal_container("TTLTEST", 2, std::vector<std::uint8_t>(100, 7));
+  write_file_atomic(path, sealed);
+  std::vector<std::uint8_t> seen_head;
+  std::uint64_t seen_size = 0;
+  const auto bytes = read_regular_file(
+      path, 1 << 20,
+      [&](const std::vector<std::uint8_t>& head, std::uint64_t size) {
+        seen_head = head;
+        seen_size = size;
+        check_container_head(head, size, "TTLTEST", 2, path);
+      },
+      kContainerHeaderBytes);
+  EXPECT_EQ(bytes, sealed);  // a file that passes is read whole, as without the check
+  EXPECT_EQ(seen_head, std::vector<std::uint8_t>(sealed.begin(), sealed.begin() + kContainerHeaderBytes));
+  EXPECT_EQ(seen_size, sealed.size());
+  auto refusal = [&](const std::string& file) {
+    try {
+      read_regular_file(file, std::uint64_t{4} << 30,
+                        [&](const std::vector<std::uint8_t>& head, std::uint64_t size) {
+                          check_container_head(head, size, "TTLTEST", 2, file);
+                        },
+                        kContainerHeaderBytes);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("read");
+  };
+  const std::string padded = test::temp_dir() + "/padded.bin";
+  std::filesystem::copy_file(path, padded);
+  std::filesystem::resize_file(padded, sealed.size() + 5);
+  EXPECT_NE(refusal(padded).find("truncated or padded: header says 100 payload bytes, file has 105"), std::string::npos)
+      << refusal(padded);
+  const std::string huge = test::temp_dir() + "/huge.bin";
+  write_file_atomic(huge, std::vector<std::uint8_t>(64, 'x'));
+  std::filesystem::resize_file(huge, std::uint64_t{1} << 30);  // sparse: no disk, but 1 GiB to read
+  EXPECT_NE(refusal(huge).find("wrong magic bytes"), std::string::npos) << refusal(huge);
+  const std::string tiny = test::temp_dir() + "/tiny.bin";
+  write_file_atomic(tiny, std::vector<std::uint8_t>{'T', 'T'});
+  EXPECT_NE(refusal(tiny).find("truncated"), std::string::npos) << refusal(tiny);
 }
 
 TEST(FileIo, AtomicWriteReplacesWholeFile) {
