@@ -31,6 +31,7 @@ struct ServeOptions {
   std::string model, listen = "127.0.0.1:8080", variant = "auto", journal, admin_token, admin_token_file, access_log;
   double alpha = 0.01;
   bool open_outcomes = false;
+  double outcome_rate = serve::HttpOptions{}.outcome_rate, outcome_burst = serve::HttpOptions{}.outcome_burst;
   BoundOptions bounds;
   std::string device = kDefaultDevice;
   std::size_t threads = 8, max_batch = 4096, max_body = 4u << 20, max_header = 16u << 10;
@@ -126,6 +127,8 @@ void run_serve(const ServeOptions& o) {
   for (const auto& w : token.warnings) std::fprintf(stderr, "ttlpred serve: warning: %s\n", w.c_str());
   ho.admin_token = token.token;
   ho.open_outcomes = o.open_outcomes;
+  ho.outcome_rate = o.outcome_rate;
+  ho.outcome_burst = o.outcome_burst;
   if (o.open_outcomes && !serve::is_loopback(ho.host))
     throw Error("--open-outcomes is for a test setup on loopback; listening on " + ho.host +
                 ", outcomes need an admin token (--admin-token-file)");
@@ -265,6 +268,12 @@ void add_serve_command(CLI::App& app) {
                   "token for /admin/reload, /v1/outcomes and /v1/started ('Authorization: Bearer T'); required for the "
                   "last two, and for all off loopback. Visible to every local user in ps: prefer --admin-token-file or "
                   "the TTLPRED_ADMIN_TOKEN environment variable");
+  cmd->add_option("--outcome-rate", o->outcome_rate,
+                  "outcomes (and starts) a second one client address may send to /v1/outcomes and /v1/started; past "
+                  "it, 429 until its bucket refills (0: no limit)")
+      ->capture_default_str();
+  cmd->add_option("--outcome-burst", o->outcome_burst, "outcomes one client may send at once before --outcome-rate applies")
+      ->capture_default_str();
   cmd->add_flag("--open-outcomes", o->open_outcomes,
                 "without an admin token, accept /v1/outcomes and /v1/started from anyone on loopback (a test setup: "
                 "any local process can then move every user's TTL); refused off loopback");

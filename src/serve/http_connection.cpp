@@ -35,7 +35,11 @@ bool expects_continue(const HttpRequest& req) {
 
 Connection::Connection(ConnectionSocket socket, const HttpOptions& options, Router& router,
                        const std::atomic<bool>& stopping, ConnectionOwner& owner)
-    : socket_(std::move(socket)), options_(options), router_(router), stopping_(stopping), owner_(owner) {}
+    : socket_(std::move(socket)), options_(options), router_(router), stopping_(stopping), owner_(owner) {
+  boost::system::error_code ec;
+  const auto remote = socket_.remote_endpoint(ec);
+  if (!ec) peer_ = remote.address().to_string();
+}
 
 void Connection::set_deadline(Phase phase, Clock::duration after) {
   phase_ = phase;
@@ -140,7 +144,7 @@ void Connection::serve() {
   deadline_ = Clock::time_point::max();
   const HttpRequest& req = parser_->get();
   const char* allow = nullptr;
-  Reply reply = router_.handle(req, allow);
+  Reply reply = router_.handle(req, allow, peer_);
   // After the handler: a stop() that came while it ran makes this the last reply.
   keep_alive_ = req.keep_alive() && ++served_ < options_.keep_alive_max && !stopping_;
   last_reply_ = false;

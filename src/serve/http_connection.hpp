@@ -99,6 +99,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void set_deadline(Phase phase, Clock::duration after);
 
   ConnectionSocket socket_;
+  std::string peer_;  // the client's address ("" when unknown): the writers' rate limit is kept by it
   const HttpOptions& options_;
   Router& router_;
   const std::atomic<bool>& stopping_;

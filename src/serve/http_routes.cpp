@@ -30,6 +30,13 @@ constexpr Route kRoutes[] = {
 // Boost 1.74's Beast has its own string_view.
 std::string_view std_view(boost::beast::string_view s) { return {s.data(), s.size()}; }
 
+// "1000", "0.5": a rate as the options take it.
+std::string format_rate(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 const Route* route_of(boost::beast::string_view target) {
   const std::string_view path = std_view(target).substr(0, std_view(target).find('?'));
   for (const Route& r : kRoutes)
@@ -39,7 +46,8 @@ const Route* route_of(boost::beast::string_view target) {
 
 }  // namespace
 
-Router::Router(Service& service, const HttpOptions& options) : service_(service), options_(options) {
+Router::Router(Service& service, const HttpOptions& options)
+    : service_(service), options_(options), write_rate_(options.outcome_rate, options.outcome_burst) {
   if (!options_.access_log.empty()) access_log_ = std::make_unique<AccessLog>(options_.access_log);
 }
 
@@ -86,7 +94,21 @@ Reply Router::check_writer(const HttpRequest& req) const {
   return check_admin(req);
 }
 
-Reply Router::call(Endpoint e, const HttpRequest& req) {
+template <class Apply>
+Reply Router::rate_limited(std::string_view peer, Apply&& apply) {
+  const double now = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+  if (!write_rate_.admit(peer, now)) {
+    service_.metrics().add_rate_limited();
+    return {429, error_body("too many outcomes from this client: at most " + format_rate(options_.outcome_rate) +
+                            " a second, in bursts of " + format_rate(options_.outcome_burst) +
+                            " (--outcome-rate, --outcome-burst); retry later")};
+  }
+  Reply r = apply();
+  if (r.status == 200) write_rate_.charge(peer, static_cast<double>(r.items), now);
+  return r;
+}
+
+Reply Router::call(Endpoint e, const HttpRequest& req, std::string_view peer) {
   const std::string_view body = req.body();
   switch (e) {
     case Endpoint::Predict: return service_.predict(body);
@@ -95,12 +117,12 @@ Reply Router::call(Endpoint e, const HttpRequest& req) {
       // An outcome feeds every later prediction through the shared history keys: writers
       // are trusted like admins.
       Reply auth = check_writer(req);
-      return auth.status != 200 ? auth : service_.outcomes(body);
+      return auth.status != 200 ? auth : rate_limited(peer, [&] { return service_.outcomes(body); });
     }
     case Endpoint::Started: {
       // A start counts in every later match-time prediction of its keys: trusted like outcomes.
       Reply auth = check_writer(req);
-      return auth.status != 200 ? auth : service_.started(body);
+      return auth.status != 200 ? auth : rate_limited(peer, [&] { return service_.started(body); });
     }
     case Endpoint::Healthz: return service_.healthz();
     case Endpoint::Readyz: return service_.readyz();
@@ -115,7 +137,7 @@ Reply Router::call(Endpoint e, const HttpRequest& req) {
   return {404, error_body(default_message(404))};
 }
 
-Reply Router::handle(const HttpRequest& req, const char*& allow) {
+Reply Router::handle(const HttpRequest& req, const char*& allow, std::string_view peer) {
   const Route* route = route_of(req.target());
   if (!route) {
     service_.metrics().record(Endpoint::Other, 0.0, true);
@@ -131,7 +153,7 @@ Reply Router::handle(const HttpRequest& req, const char*& allow) {
   const auto start = Clock::now();
   Reply reply;
   try {
-    reply = call(route->endpoint, req);
+    reply = call(route->endpoint, req, peer);
   } catch (const std::exception& e) {
     reply = {500, error_body(std::string("internal error: ") + e.what())};
   }

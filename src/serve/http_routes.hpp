@@ -14,6 +14,7 @@
 #include "serve/http_server.hpp"
 #include "serve/request_framing.hpp"
 #include "serve/service.hpp"
+#include "serve/write_rate.hpp"
 
 namespace ttlpred::serve {
 
@@ -24,7 +25,8 @@ class Router {
 
   // Routes one request and times it into the metrics; an exception becomes a 500. A 405
   // sets `allow` to the method the path takes.
-  Reply handle(const HttpRequest& req, const char*& allow);
+  // `peer`: the client's address, which the writers' rate limit is kept by.
+  Reply handle(const HttpRequest& req, const char*& allow, std::string_view peer = {});
 
   // A request refused before it was read whole (framing, a limit, the read timeout): an
   // error of the endpoint its target names, Other when it named none.
@@ -38,12 +40,17 @@ class Router {
   Reply check_admin(const HttpRequest& req) const;
   // The same for /v1/outcomes and /v1/started: without a token, only with open_outcomes on loopback.
   Reply check_writer(const HttpRequest& req) const;
-  Reply call(Endpoint e, const HttpRequest& req);
+  Reply call(Endpoint e, const HttpRequest& req, std::string_view peer);
+  // A writer's request through the rate limit: 429 while `peer` is over it, else `apply`
+  // charged what it applied.
+  template <class Apply>
+  Reply rate_limited(std::string_view peer, Apply&& apply);
   void log_refused(const HttpRequest& req, Endpoint e, int status);
 
   Service& service_;
   const HttpOptions& options_;
   std::unique_ptr<AccessLog> access_log_;  // null: off (the default)
+  WriteRateLimit write_rate_;
 };
 
 }  // namespace ttlpred::serve

@@ -39,6 +39,10 @@ struct HttpOptions {
   // are refused unless this is set too (--open-outcomes, loopback only): any local process
   // could otherwise move every user's TTL through the shared history keys.
   bool open_outcomes = false;
+  // What one client (by address) may send to /v1/outcomes and /v1/started: outcomes a
+  // second, and the burst its bucket holds (write_rate.hpp); a rate <= 0 is no limit.
+  double outcome_rate = 1000;
+  double outcome_burst = 100000;
 };
 
 // "http://HOST:PORT" as a client writes it: an IPv6 address in brackets (http://[::1]:8080).

@@ -213,6 +213,10 @@ std::string Metrics::render(const Gauges& g) const {
   out += "# HELP ttlpred_outcomes_total Finished jobs journaled and added to the history.\n"
          "# TYPE ttlpred_outcomes_total counter\n";
   line(out, "ttlpred_outcomes_total", "", static_cast<double>(outcomes_.load()));
+  out += "# HELP ttlpred_outcomes_rate_limited_total Requests to /v1/outcomes and /v1/started refused (429): their client "
+         "was over --outcome-rate.\n"
+         "# TYPE ttlpred_outcomes_rate_limited_total counter\n";
+  line(out, "ttlpred_outcomes_rate_limited_total", "", static_cast<double>(rate_limited_.load()));
   out += "# HELP ttlpred_model_reloads_total Model reloads by result.\n# TYPE ttlpred_model_reloads_total counter\n";
   line(out, "ttlpred_model_reloads_total", "result=\"ok\"", static_cast<double>(reloads_ok_.load()));
   line(out, "ttlpred_model_reloads_total", "result=\"refused\"", static_cast<double>(reloads_failed_.load()));

@@ -25,6 +25,7 @@ class Metrics {
   void record(Endpoint e, double seconds, bool error);
   void add_predictions(std::uint64_t n) { predictions_.fetch_add(n, std::memory_order_relaxed); }
   void add_outcomes(std::uint64_t n) { outcomes_.fetch_add(n, std::memory_order_relaxed); }
+  void add_rate_limited() { rate_limited_.fetch_add(1, std::memory_order_relaxed); }  // a writer's request refused (429)
   void add_reload(bool ok) { (ok ? reloads_ok_ : reloads_failed_).fetch_add(1, std::memory_order_relaxed); }
 
   // The retrain thread's record (serve --retrain-every, serve/retrain_loop.hpp): rendered
@@ -97,7 +98,7 @@ class Metrics {
     std::array<std::atomic<std::uint64_t>, kLatencyBuckets.size() + 1> buckets{};  // non-cumulative
   };
   std::array<PerEndpoint, kNumEndpoints> per_;
-  std::atomic<std::uint64_t> predictions_{0}, outcomes_{0}, reloads_ok_{0}, reloads_failed_{0};
+  std::atomic<std::uint64_t> predictions_{0}, outcomes_{0}, reloads_ok_{0}, reloads_failed_{0}, rate_limited_{0};
   void render_retrain(std::string& out) const;
   std::atomic<bool> retrain_enabled_{false}, retrain_running_{false};
   std::atomic<std::uint64_t> retrains_accepted_{0}, retrains_refused_{0}, retrains_failed_{0}, swaps_ok_{0}, swaps_refused_{0};

@@ -645,7 +645,7 @@ Reply Service::outcomes(std::string_view body) {
     std::string out = "{\"accepted\":" + std::to_string(n) + ",\"repeated\":" + std::to_string(repeated_now) +
                       ",\"history_observed\":" + std::to_string(observed) +
                       ",\"durable\":" + (durable ? "true" : "false") + "}";
-    return {200, std::move(out)};
+    return {200, std::move(out), "application/json", n};
   });
 }
 
@@ -682,7 +682,7 @@ Reply Service::started(std::string_view body) {
     }
     std::string out = "{\"accepted\":" + std::to_string(n) + ",\"recorded\":" + (tracks_running_ ? "true" : "false") +
                       ",\"running\":" + std::to_string(running) + ",\"durable\":" + (durable ? "true" : "false") + "}";
-    return {200, std::move(out)};
+    return {200, std::move(out), "application/json", n};
   });
 }
 

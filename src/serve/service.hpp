@@ -103,6 +103,9 @@ struct Reply {
   int status = 200;
   std::string body;
   const char* content_type = "application/json";
+  // Outcomes or starts a /v1/outcomes or /v1/started request carried, when accepted: what its
+  // writer is charged against the rate limit (write_rate.hpp).
+  std::size_t items = 0;
 };
 
 // A model ready to serve, with the identity clients see.

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "serve/taught_outcomes.hpp"
+#include "serve/write_rate.hpp"
 #include "serve_test_util.hpp"
 #include "test_support.hpp"
 
@@ -46,6 +47,53 @@ TEST(TaughtOutcomes, RemembersTheLastCapacityIdsOldestForgottenFirst) {
   const std::vector<std::uint8_t> cut(w.bytes().begin(), w.bytes().end() - 3);
   BinaryReader truncated(cut, "taught ids");
   EXPECT_THROW(back.read(truncated), Error);
+}
+
+// A token bucket per client address: a request is let in while its bucket holds an outcome and
+// charged what it carried, so a batch may take it into debt that the refill pays back.
+TEST(WriteRateLimit, LetsInWhileTheBucketHoldsAndChargesWhatWasSent) {
+  serve::WriteRateLimit limit(10, 5);  // 10 a second, 5 at once
+  EXPECT_TRUE(limit.admit("a", 0));
+  limit.charge("a", 5, 0);
+  EXPECT_FALSE(limit.admit("a", 0));
+  EXPECT_TRUE(limit.admit("b", 0));  // another client has its own bucket
+  EXPECT_FALSE(limit.admit("a", 0.05));  // half an outcome refilled: not yet one
+  EXPECT_TRUE(limit.admit("a", 0.15));
+  limit.charge("a", 100, 0.15);          // a batch of 100: 98.5 in debt
+  EXPECT_FALSE(limit.admit("a", 9.9));   // one outcome again at 10 a second: at 10.1 s
+  EXPECT_TRUE(limit.admit("a", 10.2));
+  EXPECT_EQ(limit.refused(), 3u);
+  // Full buckets carry nothing and make room for new clients; past kMaxPeers clients in debt
+  // at once, the newcomers share one bucket.
+  for (std::size_t i = 0; i < serve::WriteRateLimit::kMaxPeers; ++i) {
+    const std::string peer = "10.0." + std::to_string(i);
+    ASSERT_TRUE(limit.admit(peer, 20)) << peer;
+    limit.charge(peer, 50, 20);
+  }
+  EXPECT_FALSE(limit.admit("10.0.0", 20));
+  EXPECT_TRUE(limit.admit("newcomer", 20));  // the shared bucket, full
+  limit.charge("newcomer", 50, 20);
+  EXPECT_FALSE(limit.admit("another newcomer", 20));  // shares its debt
+  serve::WriteRateLimit off(0, 0);
+  off.charge("a", 1e9, 0);
+  EXPECT_TRUE(off.admit("a", 0));
+  EXPECT_THROW(serve::WriteRateLimit(10, 0.5), Error);
+}
+
+TEST(OutcomeTrust, AWriterOverTheRateGets429AndACounterWhileReadersGoOn) {
+  serve::HttpOptions ho;
+  ho.outcome_rate = 0.001;  // no refill within the test
+  ho.outcome_burst = 3;
+  test::TestServer s(test::options_for(test::shared_test_model()), ho);
+  auto c = s.client();
+  post(c, "/v1/outcomes", R"([{"job_id":1,"wall_s":5},{"job_id":2,"wall_s":6},{"job_id":3,"wall_s":7}])", 200);
+  const json refused = post(c, "/v1/outcomes", R"({"job_id":4,"wall_s":8})", 429);
+  EXPECT_NE(refused["error"].get<std::string>().find("--outcome-rate"), std::string::npos) << refused;
+  post(c, "/v1/started", R"({"job_id":5,"user":"a"})", 429);
+  EXPECT_EQ(s.service->history_observed(), 3u);
+  post(c, "/v1/predict", R"({"user":"a"})", 200);
+  const std::string metrics = c.Get("/metrics")->body;
+  EXPECT_NE(metrics.find("ttlpred_outcomes_rate_limited_total 2\n"), std::string::npos) << metrics;
 }
 
 TEST(OutcomeTrust, WithoutATokenOutcomesNeedAnOpenLoopbackSetup) {
