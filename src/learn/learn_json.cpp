@@ -42,6 +42,12 @@ json retrain_json(const RetrainResult& r) {
             {"holdout_rows", r.holdout_rows}}},
           {"current", shadow_json(r.current)},
           {"candidate", shadow_json(r.candidate)},
+          {"without_largest_user",
+           r.largest_user.empty() ? json(nullptr)
+                                  : json{{"user", r.largest_user},
+                                         {"rows", r.largest_user_rows},
+                                         {"current", shadow_json(r.current_without_largest)},
+                                         {"candidate", shadow_json(r.candidate_without_largest)}}},
           {"seconds", r.seconds}};
 }
 

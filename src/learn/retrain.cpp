@@ -4,12 +4,16 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "features/encoder.hpp"
 #include "learn/duration.hpp"
 #include "learn/window_table.hpp"
 #include "pipeline/evaluate.hpp"
 #include "pipeline/split.hpp"
+#include "train/metrics.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred {
@@ -24,11 +28,67 @@ ShadowScore shadow_score(const Evaluation& e) {
   return s;
 }
 
-std::string decide(RetrainResult& r, double alpha) {
-  char buf[256];
+// Both models' shadow scores over the held-out rows of every user but the one with the most
+// of them.
+void score_without_largest_user(RetrainResult& r, const ChronologicalSplit& split, const Evaluation& current,
+                                const Evaluation& candidate) {
+  if (!split.jobs.has_values(Field::User)) return;
+  const std::size_t n = split.jobs.rows();
+  std::unordered_map<std::string_view, std::size_t> rows_of;
+  for (std::size_t i = split.train_rows; i < n; ++i) ++rows_of[split.jobs.text(Field::User, i)];
+  for (const auto& [user, count] : rows_of)
+    if (count > r.largest_user_rows || (count == r.largest_user_rows && user < r.largest_user)) {
+      r.largest_user = std::string(user);
+      r.largest_user_rows = count;
+    }
+  auto score = [&](const Evaluation& e) {
+    std::vector<float> wall, pred, safe, req;
+    const auto w = split.jobs.num(Field::WallTime), q = split.jobs.num(Field::RequestedTtl);
+    for (std::size_t i = split.train_rows; i < n; ++i) {
+      if (split.jobs.text(Field::User, i) == r.largest_user) continue;
+      const Prediction& p = e.predictions[i - split.train_rows];
+      wall.push_back(static_cast<float>(w[i]));
+      pred.push_back(static_cast<float>(p.expected_wall_s));
+      safe.push_back(static_cast<float>(p.safe_ttl_s));
+      req.push_back(static_cast<float>(q[i]));
+    }
+    const Metrics m = compute_metrics(wall, pred, safe, req);
+    ShadowScore s;
+    s.rows = m.rows;
+    s.rmse_hours = m.rmse_hours;
+    s.kill_rate = m.kill_rate;
+    s.mean_safe_ttl_hours = m.mean_safe_ttl_hours;
+    return s;
+  };
+  r.current_without_largest = score(current);
+  r.candidate_without_largest = score(candidate);
+}
+
+std::string decide(RetrainResult& r, double alpha, std::size_t min_rest) {
+  char buf[384];
   const ShadowScore &c = r.current, &n = r.candidate;
   const bool better_rmse = n.rmse_hours < c.rmse_hours;
   r.accepted = candidate_wins(c, n, alpha);
+  if (!r.largest_user.empty()) {
+    const ShadowScore &cr = r.current_without_largest, &nr = r.candidate_without_largest;
+    if (cr.rows < min_rest) {
+      r.accepted = false;
+      std::snprintf(buf, sizeof buf,
+                    "refused: %zu of the %zu held-out outcomes come from user '%.64s'; the other users' %zu are too "
+                    "few (at least %zu) to confirm a decision one source could make alone",
+                    r.largest_user_rows, r.holdout_rows, r.largest_user.c_str(), cr.rows, min_rest);
+      return buf;
+    }
+    if (r.accepted && !candidate_wins(cr, nr, alpha)) {
+      r.accepted = false;
+      std::snprintf(buf, sizeof buf,
+                    "refused: it wins only with the %zu held-out outcomes of user '%.64s'; without them RMSE %.3f h "
+                    "against %.3f h, kill rate %.2f%% against %.2f%%",
+                    r.largest_user_rows, r.largest_user.c_str(), nr.rmse_hours, cr.rmse_hours, 100 * nr.kill_rate,
+                    100 * cr.kill_rate);
+      return buf;
+    }
+  }
   if (r.accepted)
     std::snprintf(buf, sizeof buf, "accepted: RMSE %.3f h < %.3f h and kill rate %.2f%% (current %.2f%%, alpha %.2f%%)",
                   n.rmse_hours, c.rmse_hours, 100 * n.kill_rate, 100 * c.kill_rate, 100 * alpha);
@@ -120,13 +180,16 @@ RetrainResult retrain(const JobTable& outcomes, const ModelFile& current, const 
 
   const Predictor current_predictor(current, o.predictor, "the current model");
   const Predictor candidate_predictor(r.model, o.predictor, "the candidate model");
-  r.current = shadow_score(evaluate(current_predictor, split));
-  r.candidate = shadow_score(evaluate(candidate_predictor, split));
+  const Evaluation current_eval = evaluate(current_predictor, split);
+  const Evaluation candidate_eval = evaluate(candidate_predictor, split);
+  r.current = shadow_score(current_eval);
+  r.candidate = shadow_score(candidate_eval);
+  score_without_largest_user(r, split, current_eval, candidate_eval);
   if (!(candidate_predictor.encoder().history_config() == current_predictor.encoder().history_config())) {
     r.accepted = false;
     r.reason = "refused: its history features differ from the current model's (a service could not swap it in)";
   } else {
-    r.reason = decide(r, o.predictor.alpha);
+    r.reason = decide(r, o.predictor.alpha, o.min_holdout_rows);
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

@@ -9,7 +9,10 @@
 // candidate is accepted when its RMSE on the held-out outcomes is lower than the current
 // model's and its kill rate is not worse: no higher than the current model's, or within the
 // promise alpha (a candidate that keeps the promise is not refused for killing 0.4% where the
-// current model killed 0.3%).
+// current model killed 0.3%). It must win again without the held-out outcomes of the user who
+// sent the most of them: a decision that one source's outcomes alone can make (a writer who
+// floods forged outcomes, docs/service.md "Security and limits") is refused, and so is one
+// where the other users hold fewer than min_holdout_rows outcomes.
 //
 // A fine-tune (the default, measured in docs/ACCURACY.md, "Replay: retraining on the
 // outcomes") starts from the current network and keeps its encoder and history
@@ -78,6 +81,11 @@ struct RetrainResult {
   std::size_t original_rows = 0;  // rows of the original trace trained on besides
   std::size_t train_rows = 0, holdout_rows = 0;
   ShadowScore current, candidate;
+  // The same without the held-out outcomes of the user with the most of them (empty user: the
+  // outcomes name none, and the check is not made).
+  std::string largest_user;
+  std::size_t largest_user_rows = 0;
+  ShadowScore current_without_largest, candidate_without_largest;
   double seconds = 0;
   ModelFile model;  // the candidate (also when refused, for inspection)
 };

@@ -83,12 +83,42 @@ TEST(Retrain, FineTuneOnDriftedOutcomesBeatsTheCurrentModelOnTheHoldout) {
   EXPECT_EQ(r.current.rows, r.holdout_rows);
   EXPECT_DOUBLE_EQ(r.current.rmse_hours, e.metrics.rmse_hours);
   EXPECT_DOUBLE_EQ(r.current.kill_rate, e.metrics.kill_rate);
-  EXPECT_EQ(r.accepted, candidate_wins(r.current, r.candidate, o.predictor.alpha));
+  // Accepted only when it wins on the whole holdout and again without its largest user's part.
+  ASSERT_FALSE(r.largest_user.empty());
+  EXPECT_LT(r.largest_user_rows, r.holdout_rows);
+  EXPECT_EQ(r.current_without_largest.rows, r.holdout_rows - r.largest_user_rows);
+  EXPECT_EQ(r.accepted, candidate_wins(r.current, r.candidate, o.predictor.alpha) &&
+                            candidate_wins(r.current_without_largest, r.candidate_without_largest, o.predictor.alpha));
   // Measured: the drifted MC jobs are what the current model gets wrong, and the fine-tune learns them.
   EXPECT_TRUE(r.accepted) << r.reason;
   EXPECT_LT(r.candidate.rmse_hours, r.current.rmse_hours);
   // A fine-tune keeps the history features: a service can swap it in.
   EXPECT_EQ(r.model.encoder, current_model().encoder);
+}
+
+// The same outcomes, but the held-out part sent (as far as the journal can tell) by one user
+// but for a handful: whatever the figures say, one source alone would decide, and the
+// candidate is refused, naming the user.
+TEST(Retrain, AHoldoutFromOneSourceCannotDecide) {
+  const JobTable& t = drift_trace();
+  const ChronologicalSplit all = chronological_split(t, 1.0);
+  const std::size_t n = all.jobs.rows(), holdout = static_cast<std::size_t>(std::ceil(0.2 * static_cast<double>(n)));
+  JobTable flooded;
+  JobRecord r;
+  const std::string evil = "evil";
+  for (std::size_t i = 0; i < n; ++i) {
+    all.jobs.record(i, r);
+    if (i >= n - holdout + 10) r.text(Field::User) = evil;  // all but the first 10 held-out outcomes
+    flooded.append(r);
+  }
+  RetrainOptions o = retrain_defaults(RetrainStart::FineTune);
+  o.fit.train.threads = 1;
+  const RetrainResult res = retrain(flooded, current_model(), o);
+  EXPECT_FALSE(res.accepted);
+  EXPECT_EQ(res.largest_user, "evil");
+  EXPECT_EQ(res.largest_user_rows, res.holdout_rows - 10);
+  EXPECT_EQ(res.current_without_largest.rows, 10u);
+  EXPECT_NE(res.reason.find("come from user 'evil'"), std::string::npos) << res.reason;
 }
 
 TEST(Retrain, ACandidateFromScratchLearnsWhatTheCurrentModelLearns) {
