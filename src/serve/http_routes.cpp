@@ -78,7 +78,7 @@ void Router::log_refused(const HttpRequest& req, Endpoint e, int status) {
 Reply Router::check_admin(const HttpRequest& req) const {
   if (options_.admin_token.empty()) {
     if (is_loopback(options_.host)) return {200, {}};
-    return {403, error_body("admin endpoints and /v1/outcomes need an admin token (--admin-token-file, " +
+    return {403, error_body("admin endpoints need an admin token (--admin-token-file, " +
                             std::string(kAdminTokenEnv) + " or --admin-token) when the service listens beyond loopback")};
   }
   if (!authorization_matches(std_view(req[http::field::authorization]), options_.admin_token))
