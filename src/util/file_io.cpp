@@ -57,32 +57,30 @@ std::vector<std::uint8_t> read_regular_file(const std::string& path, std::uint64
   if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
     throw InputError(path, 0, "is " + std::to_string(st.st_size) + " bytes, above the limit of " +
                                   std::to_string(max_bytes));
+  // Fills out[done, out.size()) until it is full or the file ends; false at the end.
   std::vector<std::uint8_t> out;
   std::size_t done = 0;
-  if (check_head) {
-    out.resize(std::min<std::uint64_t>(head_bytes, static_cast<std::uint64_t>(st.st_size)));
+  auto fill = [&] {
     while (done < out.size()) {
       const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) throw InputError(path, 0, "read error: " + errno_text());
-      if (n == 0) break;
+      if (n == 0) return false;
       done += static_cast<std::size_t>(n);
     }
+    return true;
+  };
+  if (check_head) {
+    out.resize(std::min<std::uint64_t>(head_bytes, static_cast<std::uint64_t>(st.st_size)));
+    fill();
     out.resize(done);
     check_head(out, static_cast<std::uint64_t>(st.st_size));
   }
   out.resize(static_cast<std::size_t>(st.st_size));
-  for (;;) {
-    if (done == out.size()) {
-      // The file may have grown since fstat: read on, but never past the limit.
-      if (out.size() >= max_bytes + 1) throw InputError(path, 0, "grew past the limit of " + std::to_string(max_bytes) + " bytes");
-      out.resize(std::min<std::uint64_t>(max_bytes + 1, out.size() + (1 << 16)));
-    }
-    const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw InputError(path, 0, "read error: " + errno_text());
-    if (n == 0) break;
-    done += static_cast<std::size_t>(n);
+  while (fill()) {
+    // The file may have grown since fstat: read on, but never past the limit.
+    if (out.size() >= max_bytes + 1) throw InputError(path, 0, "grew past the limit of " + std::to_string(max_bytes) + " bytes");
+    out.resize(std::min<std::uint64_t>(max_bytes + 1, out.size() + (1 << 16)));
   }
   out.resize(done);
   if (done > max_bytes) throw InputError(path, 0, "grew past the limit of " + std::to_string(max_bytes) + " bytes");

@@ -33,14 +33,7 @@ const std::string& model_a() { return test::shared_test_model(); }
 
 using test::options_for;
 
-json post(httplib::Client& c, const std::string& path, const std::string& body, int expect,
-          const httplib::Headers& headers = {}) {
-  auto res = c.Post(path, headers, body, "application/json");
-  EXPECT_TRUE(res) << path;
-  if (!res) return {};
-  EXPECT_EQ(res->status, expect) << path << " -> " << res->body;
-  return json::parse(res->body, nullptr, false);
-}
+using test::post_json;
 
 // ---- One outcome must not poison every prediction -------------------------------------
 
@@ -153,28 +146,28 @@ TEST(ServeHardening, OutcomesOutsidePhysicalBoundsAreRefused) {
   test::TestServer s(jalien);
   auto c = s.client();
   const std::uint64_t observed0 = s.service->history_observed();
-  json e = post(c, "/v1/outcomes", R"({"user":"mallory","wall_s":1e6})", 400);
+  json e = post_json(c, "/v1/outcomes", R"({"user":"mallory","wall_s":1e6})", 400);
   EXPECT_EQ(e["field"], "wall_s");
   EXPECT_NE(e["error"].get<std::string>().find("--max-outcome-wall"), std::string::npos) << e;
-  e = post(c, "/v1/outcomes", R"([{"user":"a","wall_s":10},{"user":"a","requested_ttl_s":72000,"wall_s":72301}])", 400);
+  e = post_json(c, "/v1/outcomes", R"([{"user":"a","wall_s":10},{"user":"a","requested_ttl_s":72000,"wall_s":72301}])", 400);
   EXPECT_EQ(e["field"], "wall_s");
   EXPECT_EQ(e["index"], 1);
   EXPECT_NE(e["error"].get<std::string>().find("72300"), std::string::npos) << e;
-  EXPECT_EQ(post(c, "/v1/outcomes", R"({"user":"a","wall_s":-1})", 400)["field"], "wall_s");
-  EXPECT_EQ(post(c, "/v1/outcomes", R"({"user":"a","wall_s":1e400})", 400)["error"].get<std::string>().substr(0, 9),
+  EXPECT_EQ(post_json(c, "/v1/outcomes", R"({"user":"a","wall_s":-1})", 400)["field"], "wall_s");
+  EXPECT_EQ(post_json(c, "/v1/outcomes", R"({"user":"a","wall_s":1e400})", 400)["error"].get<std::string>().substr(0, 9),
             "malformed");
   EXPECT_EQ(s.service->history_observed(), observed0);
   // At the bounds: accepted.
-  post(c, "/v1/outcomes", R"({"user":"a","requested_ttl_s":72000,"wall_s":72300})", 200);
-  post(c, "/v1/outcomes", R"({"user":"a","wall_s":604800})", 200);
+  post_json(c, "/v1/outcomes", R"({"user":"a","requested_ttl_s":72000,"wall_s":72300})", 200);
+  post_json(c, "/v1/outcomes", R"({"user":"a","wall_s":604800})", 200);
   EXPECT_EQ(s.service->history_observed(), observed0 + 2);
 
   // By default the request is not a bound: batch schedulers let jobs overrun theirs (a real
   // KTH-SP2 job asked for 60 s and ran 3 945 s), and eval and predict learn from them.
   test::TestServer lax(options_for(model_a()));
   auto l = lax.client();
-  post(l, "/v1/outcomes", R"({"user":"a","requested_ttl_s":60,"wall_s":3945})", 200);
-  EXPECT_EQ(post(l, "/v1/outcomes", R"({"user":"a","wall_s":604801})", 400)["field"], "wall_s");
+  post_json(l, "/v1/outcomes", R"({"user":"a","requested_ttl_s":60,"wall_s":3945})", 200);
+  EXPECT_EQ(post_json(l, "/v1/outcomes", R"({"user":"a","wall_s":604801})", 400)["field"], "wall_s");
   serve::ServiceOptions nan_margin = options_for(model_a());
   nan_margin.outcome_kill_margin_s = std::nan("");
   EXPECT_THROW(serve::Service bad(nan_margin), Error);
@@ -186,9 +179,9 @@ TEST(ServeHardening, OutcomeWritersNeedTheAdminTokenOffLoopback) {
     ho.host = "0.0.0.0";  // beyond loopback, no token: outcomes are refused like admin requests
     test::TestServer s(options_for(model_a()), ho);
     auto c = s.client();
-    post(c, "/v1/outcomes", R"({"user":"a","wall_s":10})", 403);
+    post_json(c, "/v1/outcomes", R"({"user":"a","wall_s":10})", 403);
     EXPECT_EQ(s.service->history_observed(), 0u);
-    post(c, "/v1/predict", R"({"user":"a"})", 200);  // predictions stay open
+    post_json(c, "/v1/predict", R"({"user":"a"})", 200);  // predictions stay open
   }
   {
     serve::HttpOptions ho;
@@ -196,9 +189,9 @@ TEST(ServeHardening, OutcomeWritersNeedTheAdminTokenOffLoopback) {
     ho.admin_token = "s3cret";
     test::TestServer s(options_for(model_a()), ho);
     auto c = s.client();
-    EXPECT_EQ(post(c, "/v1/outcomes", R"({"user":"a","wall_s":10})", 401)["field"], "Authorization");
-    post(c, "/v1/outcomes", R"({"user":"a","wall_s":10})", 401, {{"Authorization", "Bearer wrong"}});
-    post(c, "/v1/outcomes", R"({"user":"a","wall_s":10})", 200, {{"Authorization", "Bearer s3cret"}});
+    EXPECT_EQ(post_json(c, "/v1/outcomes", R"({"user":"a","wall_s":10})", 401)["field"], "Authorization");
+    post_json(c, "/v1/outcomes", R"({"user":"a","wall_s":10})", 401, {{"Authorization", "Bearer wrong"}});
+    post_json(c, "/v1/outcomes", R"({"user":"a","wall_s":10})", 200, {{"Authorization", "Bearer s3cret"}});
     EXPECT_EQ(s.service->history_observed(), 1u);
   }
 }
@@ -313,7 +306,7 @@ TEST(ServeHardening, ReloadRefusesDevicesFifosHugeFilesAndNulPaths) {
   const std::string version = s.service->model_version();
   auto refused = [&](const std::string& path, const std::string& why) {
     const auto start = std::chrono::steady_clock::now();
-    const json r = post(c, "/admin/reload", json{{"path", path}}.dump(), 422);
+    const json r = post_json(c, "/admin/reload", json{{"path", path}}.dump(), 422);
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0) << path;
     EXPECT_EQ(r["reloaded"], false);
     EXPECT_NE(r["error"].get<std::string>().find(why), std::string::npos) << r;
@@ -335,11 +328,11 @@ TEST(ServeHardening, ReloadRefusesDevicesFifosHugeFilesAndNulPaths) {
   std::filesystem::resize_file(padded, std::filesystem::file_size(model_a()) + 5);
   refused(padded, "truncated or padded");
   // A NUL would cut the path short at the system call: refused before any file is opened.
-  const json e = post(c, "/admin/reload", std::string(R"({"path":")") + model_a() + R"(\u0000junk"})", 400);
+  const json e = post_json(c, "/admin/reload", std::string(R"({"path":")") + model_a() + R"(\u0000junk"})", 400);
   EXPECT_EQ(e["field"], "path");
   EXPECT_NE(e["error"].get<std::string>().find("NUL"), std::string::npos) << e;
   // And a good reload still works after all that.
-  EXPECT_EQ(post(c, "/admin/reload", json{{"path", model_a()}}.dump(), 200)["reloaded"], true);
+  EXPECT_EQ(post_json(c, "/admin/reload", json{{"path", model_a()}}.dump(), 200)["reloaded"], true);
 }
 
 // ---- job_id comes back exactly as sent -------------------------------------------------
@@ -361,10 +354,10 @@ TEST(ServeHardening, JobIdsAreEchoedExactly) {
   EXPECT_NE(res->body.find(R"("index":4,"job_id":42,)"), std::string::npos) << res->body;
   // Not identifiers: refused, naming the field and the job.
   for (const char* id : {"1.5", "1e300", "-1"}) {
-    const json e = post(c, "/v1/match", std::string(R"({"slot":{"slot_time_left_s":1e9},"jobs":[{"user":"a"},{"job_id":)") + id + "}]}", 400);
+    const json e = post_json(c, "/v1/match", std::string(R"({"slot":{"slot_time_left_s":1e9},"jobs":[{"user":"a"},{"job_id":)") + id + "}]}", 400);
     EXPECT_EQ(e["field"], "job_id") << id;
     EXPECT_EQ(e["index"], 1) << id;
-    EXPECT_EQ(post(c, "/v1/predict", std::string(R"({"job_id":)") + id + "}", 400)["field"], "job_id") << id;
+    EXPECT_EQ(post_json(c, "/v1/predict", std::string(R"({"job_id":)") + id + "}", 400)["field"], "job_id") << id;
   }
   // The nlohmann path (a byte-order mark sends the body there) echoes the same.
   res = c.Post("/v1/match", "\xef\xbb\xbf" + body, "application/json");
@@ -422,8 +415,8 @@ TEST(ServeHardening, DeeplyNestedBodiesCostLittleMemory) {
   EXPECT_LT(grown_mb, 100.0) << "resident memory grew by " << grown_mb << " MB";
   // The same through outcomes (nlohmann only) and admin bodies.
   auto c = s.client();
-  EXPECT_EQ(post(c, "/v1/outcomes", body, 400)["error"], "malformed JSON: nested deeper than 64 levels");
-  post(c, "/v1/predict", R"({"user":"a"})", 200);
+  EXPECT_EQ(post_json(c, "/v1/outcomes", body, 400)["error"], "malformed JSON: nested deeper than 64 levels");
+  post_json(c, "/v1/predict", R"({"user":"a"})", 200);
 }
 
 // ---- The history state has a capacity -------------------------------------------------

@@ -16,13 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-json post(httplib::Client& c, const std::string& path, const std::string& body, int expect) {
-  auto res = c.Post(path, body, "application/json");
-  EXPECT_TRUE(res) << path;
-  if (!res) return {};
-  EXPECT_EQ(res->status, expect) << path << " -> " << res->body;
-  return json::parse(res->body, nullptr, false);
-}
+using test::post_json;
 
 TEST(TaughtOutcomes, RemembersTheLastCapacityIdsOldestForgottenFirst) {
   serve::TaughtOutcomes t(3);
@@ -86,12 +80,12 @@ TEST(OutcomeTrust, AWriterOverTheRateGets429AndACounterWhileReadersGoOn) {
   ho.outcome_burst = 3;
   test::TestServer s(test::options_for(test::shared_test_model()), ho);
   auto c = s.client();
-  post(c, "/v1/outcomes", R"([{"job_id":1,"wall_s":5},{"job_id":2,"wall_s":6},{"job_id":3,"wall_s":7}])", 200);
-  const json refused = post(c, "/v1/outcomes", R"({"job_id":4,"wall_s":8})", 429);
+  post_json(c, "/v1/outcomes", R"([{"job_id":1,"wall_s":5},{"job_id":2,"wall_s":6},{"job_id":3,"wall_s":7}])", 200);
+  const json refused = post_json(c, "/v1/outcomes", R"({"job_id":4,"wall_s":8})", 429);
   EXPECT_NE(refused["error"].get<std::string>().find("--outcome-rate"), std::string::npos) << refused;
-  post(c, "/v1/started", R"({"job_id":5,"user":"a"})", 429);
+  post_json(c, "/v1/started", R"({"job_id":5,"user":"a"})", 429);
   EXPECT_EQ(s.service->history_observed(), 3u);
-  post(c, "/v1/predict", R"({"user":"a"})", 200);
+  post_json(c, "/v1/predict", R"({"user":"a"})", 200);
   const std::string metrics = c.Get("/metrics")->body;
   EXPECT_NE(metrics.find("ttlpred_outcomes_rate_limited_total 2\n"), std::string::npos) << metrics;
 }
@@ -99,11 +93,11 @@ TEST(OutcomeTrust, AWriterOverTheRateGets429AndACounterWhileReadersGoOn) {
 TEST(OutcomeTrust, WithoutATokenOutcomesNeedAnOpenLoopbackSetup) {
   test::TestServer s(test::options_for(test::shared_test_model()), {}, /*open_outcomes=*/false);
   auto c = s.client();
-  const json refused = post(c, "/v1/outcomes", R"({"user":"a","wall_s":10})", 403);
+  const json refused = post_json(c, "/v1/outcomes", R"({"user":"a","wall_s":10})", 403);
   EXPECT_NE(refused["error"].get<std::string>().find("--open-outcomes"), std::string::npos) << refused;
-  post(c, "/v1/started", R"({"job_id":1,"user":"a"})", 403);
+  post_json(c, "/v1/started", R"({"job_id":1,"user":"a"})", 403);
   EXPECT_EQ(s.service->history_observed(), 0u);
-  post(c, "/v1/predict", R"({"user":"a"})", 200);  // predictions stay open
+  post_json(c, "/v1/predict", R"({"user":"a"})", 200);  // predictions stay open
 }
 
 TEST(OutcomeTrust, OpenOutcomesAreRefusedOffLoopback) {
@@ -120,13 +114,13 @@ TEST(OutcomeTrust, AnOutcomeTeachesTheHistoryOncePerJobId) {
   auto c = s.client();
   const std::string evil = R"({"job_id":7,"user":"evil","partition":"4","wall_s":0})";
   const std::string victim = R"({"user":"u481","partition":"4","requested_ttl_s":86400})";
-  EXPECT_EQ(post(c, "/v1/outcomes", evil, 200)["repeated"], 0);
+  EXPECT_EQ(post_json(c, "/v1/outcomes", evil, 200)["repeated"], 0);
   // The victim's answer after the job's outcome once is its answer after fifty.
-  const json once = post(c, "/v1/predict", victim, 200);
-  for (int i = 0; i < 49; ++i) EXPECT_EQ(post(c, "/v1/outcomes", evil, 200)["repeated"], 1);
+  const json once = post_json(c, "/v1/predict", victim, 200);
+  for (int i = 0; i < 49; ++i) EXPECT_EQ(post_json(c, "/v1/outcomes", evil, 200)["repeated"], 1);
   EXPECT_EQ(s.service->history_observed(), 1u);
-  EXPECT_EQ(post(c, "/v1/predict", victim, 200), once);
-  const json batch = post(c, "/v1/outcomes", R"([{"job_id":"a","wall_s":5},{"job_id":"a","wall_s":6},{"wall_s":7}])", 200);
+  EXPECT_EQ(post_json(c, "/v1/predict", victim, 200), once);
+  const json batch = post_json(c, "/v1/outcomes", R"([{"job_id":"a","wall_s":5},{"job_id":"a","wall_s":6},{"wall_s":7}])", 200);
   EXPECT_EQ(batch["accepted"], 3);
   EXPECT_EQ(batch["repeated"], 1);
   EXPECT_EQ(s.service->history_observed(), 3u);  // "a" once, and the outcome without a job_id

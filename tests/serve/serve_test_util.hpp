@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -32,6 +33,16 @@
 #include "test_support.hpp"
 
 namespace ttlpred::test {
+
+// POSTs `body` and checks the status; the reply as JSON (a discarded value when it is none).
+inline nlohmann::json post_json(httplib::Client& c, const std::string& path, const std::string& body, int expect,
+                                const httplib::Headers& headers = {}) {
+  auto res = c.Post(path, headers, body, "application/json");
+  EXPECT_TRUE(res) << path;
+  if (!res) return {};
+  EXPECT_EQ(res->status, expect) << path << " -> " << res->body;
+  return nlohmann::json::parse(res->body, nullptr, false);
+}
 
 // Service options for `model` with the batch limit the tests use.
 inline serve::ServiceOptions options_for(const std::string& model) {

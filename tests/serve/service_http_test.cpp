@@ -44,20 +44,14 @@ const Models& models() {
 
 using test::options_for;
 
-json post(httplib::Client& c, const std::string& path, const std::string& body, int expect) {
-  auto res = c.Post(path, body, "application/json");
-  EXPECT_TRUE(res) << path;
-  if (!res) return {};
-  EXPECT_EQ(res->status, expect) << path << " -> " << res->body;
-  return json::parse(res->body);
-}
+using test::post_json;
 
 const char* kJob = R"({"user":"alice","job_type":"MC","requested_ttl_s":72000,"cpu_cores":1,"submit_time":1.8e9})";
 
 TEST(ServeHttp, PredictOneJobMatchesThePredictorDirectly) {
   test::TestServer s(options_for(models().a));
   auto c = s.client();
-  const json r = post(c, "/v1/predict", kJob, 200);
+  const json r = post_json(c, "/v1/predict", kJob, 200);
   ASSERT_EQ(r["model_version"].get<std::string>().size(), 16u);
   EXPECT_EQ(r["model_version"], s.service->model_version());
 
@@ -83,14 +77,14 @@ TEST(ServeHttp, PredictBatchKeepsOrderAndAgreesWithSingles) {
   json batch = json::array();
   for (int i = 0; i < 4; ++i)
     batch.push_back({{"user", test::test_users()[static_cast<std::size_t>(i)]}, {"requested_ttl_s", 3600.0 * (i + 1)}});
-  const json r = post(c, "/v1/predict", batch.dump(), 200);
+  const json r = post_json(c, "/v1/predict", batch.dump(), 200);
   ASSERT_EQ(r["predictions"].size(), 4u);
   for (std::size_t i = 0; i < 4; ++i) {
-    const json one = post(c, "/v1/predict", batch[i].dump(), 200);
+    const json one = post_json(c, "/v1/predict", batch[i].dump(), 200);
     EXPECT_DOUBLE_EQ(r["predictions"][i]["safe_ttl_s"].get<double>(), one["safe_ttl_s"].get<double>());
     EXPECT_LE(one["safe_ttl_s"].get<double>(), 3600.0 * static_cast<double>(i + 1));  // capped at the request
   }
-  EXPECT_EQ(post(c, "/v1/predict", "[]", 200)["predictions"].size(), 0u);
+  EXPECT_EQ(post_json(c, "/v1/predict", "[]", 200)["predictions"].size(), 0u);
 }
 
 TEST(ServeHttp, BadInputGets4xxNamingTheFieldAndJob) {
@@ -100,26 +94,26 @@ TEST(ServeHttp, BadInputGets4xxNamingTheFieldAndJob) {
   ho.max_body = 2000;
   test::TestServer s(so, ho);
   auto c = s.client();
-  EXPECT_NE(post(c, "/v1/predict", "{\"user\": ", 400)["error"].get<std::string>().find("malformed JSON"), std::string::npos);
-  json e = post(c, "/v1/predict", R"([{"user":"a"},{"reqested_ttl_s":5}])", 400);
+  EXPECT_NE(post_json(c, "/v1/predict", "{\"user\": ", 400)["error"].get<std::string>().find("malformed JSON"), std::string::npos);
+  json e = post_json(c, "/v1/predict", R"([{"user":"a"},{"reqested_ttl_s":5}])", 400);
   EXPECT_EQ(e["field"], "reqested_ttl_s");
   EXPECT_EQ(e["index"], 1);
-  e = post(c, "/v1/predict", R"({"cpu_cores":"four"})", 400);
+  e = post_json(c, "/v1/predict", R"({"cpu_cores":"four"})", 400);
   EXPECT_EQ(e["field"], "cpu_cores");
   EXPECT_NE(e["error"].get<std::string>().find("number"), std::string::npos);
-  EXPECT_EQ(post(c, "/v1/predict", R"({"user":7})", 400)["field"], "user");
-  EXPECT_EQ(post(c, "/v1/predict", R"({"requested_ttl_s":-1})", 400)["field"], "requested_ttl_s");
-  EXPECT_EQ(post(c, "/v1/predict", R"({"memory_mb":1e999})", 400)["error"].get<std::string>().substr(0, 9), "malformed");
-  EXPECT_EQ(post(c, "/v1/predict", R"({"wall_s":5})", 400)["field"], "wall_s");  // an outcome leaks the answer
-  EXPECT_EQ(post(c, "/v1/predict", "7", 400).count("error"), 1u);
-  EXPECT_NE(post(c, "/v1/predict", "[{},{},{},{}]", 413)["error"].get<std::string>().find("--max-batch"), std::string::npos);
-  EXPECT_EQ(post(c, "/v1/predict", std::string(3000, ' '), 413).count("error"), 1u);  // --max-body
+  EXPECT_EQ(post_json(c, "/v1/predict", R"({"user":7})", 400)["field"], "user");
+  EXPECT_EQ(post_json(c, "/v1/predict", R"({"requested_ttl_s":-1})", 400)["field"], "requested_ttl_s");
+  EXPECT_EQ(post_json(c, "/v1/predict", R"({"memory_mb":1e999})", 400)["error"].get<std::string>().substr(0, 9), "malformed");
+  EXPECT_EQ(post_json(c, "/v1/predict", R"({"wall_s":5})", 400)["field"], "wall_s");  // an outcome leaks the answer
+  EXPECT_EQ(post_json(c, "/v1/predict", "7", 400).count("error"), 1u);
+  EXPECT_NE(post_json(c, "/v1/predict", "[{},{},{},{}]", 413)["error"].get<std::string>().find("--max-batch"), std::string::npos);
+  EXPECT_EQ(post_json(c, "/v1/predict", std::string(3000, ' '), 413).count("error"), 1u);  // --max-body
   auto res = c.Get("/nope");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 404);
   EXPECT_EQ(json::parse(res->body)["error"], "no such endpoint");
   // The server is still fine after all that.
-  EXPECT_EQ(post(c, "/v1/predict", R"({"user":"bob"})", 200).count("safe_ttl_s"), 1u);
+  EXPECT_EQ(post_json(c, "/v1/predict", R"({"user":"bob"})", 200).count("safe_ttl_s"), 1u);
   EXPECT_EQ(s.service->metrics().errors(serve::Endpoint::Predict), 10u);
 }
 
@@ -130,7 +124,7 @@ TEST(ServeHttp, MatchReturnsTheJobsThatFitInBrokerOrder) {
   for (int i = 0; i < 8; ++i)
     jobs.push_back({{"job_id", 100 + i}, {"user", test::test_users()[static_cast<std::size_t>(i) % 5]},
                     {"requested_ttl_s", 1800.0 * (i + 1)}, {"cpu_cores", i % 3 == 2 ? 8 : 1}, {"price", i % 4}});
-  json preds = post(c, "/v1/predict", jobs.dump(), 200)["predictions"];
+  json preds = post_json(c, "/v1/predict", jobs.dump(), 200)["predictions"];
   // A time left between the smallest and the largest safe TTL, so that some fit and some not.
   std::vector<double> ttl;
   for (const auto& p : preds) ttl.push_back(p["safe_ttl_s"].get<double>());
@@ -138,7 +132,7 @@ TEST(ServeHttp, MatchReturnsTheJobsThatFitInBrokerOrder) {
   std::sort(sorted.begin(), sorted.end());
   const double time_left = sorted[4];
   json req = {{"slot", {{"slot_time_left_s", time_left}, {"slot_cores", 4}}}, {"jobs", jobs}};
-  json r = post(c, "/v1/match", req.dump(), 200);
+  json r = post_json(c, "/v1/match", req.dump(), 200);
   std::vector<long> want;
   for (long i = 0; i < 8; ++i)
     if (ttl[static_cast<std::size_t>(i)] <= time_left && i % 3 != 2) want.push_back(i);
@@ -153,16 +147,16 @@ TEST(ServeHttp, MatchReturnsTheJobsThatFitInBrokerOrder) {
   // By price, highest first, ties in input order; and a limit.
   req["order"] = "price";
   req["limit"] = 2;
-  r = post(c, "/v1/match", req.dump(), 200);
+  r = post_json(c, "/v1/match", req.dump(), 200);
   std::stable_sort(want.begin(), want.end(), [&](long a, long b) { return a % 4 > b % 4; });
   want.resize(std::min<std::size_t>(2, want.size()));
   got.clear();
   for (const auto& m : r["matches"]) got.push_back(m["index"].get<long>());
   EXPECT_EQ(got, want);
-  EXPECT_EQ(post(c, "/v1/match", R"({"jobs":[]})", 400)["field"], "slot");
-  EXPECT_EQ(post(c, "/v1/match", R"({"slot":{},"jobs":[]})", 400)["field"], "slot.slot_time_left_s");
-  EXPECT_EQ(post(c, "/v1/match", R"({"slot":{"slot_time_left_s":5,"user":"x"},"jobs":[]})", 400)["field"], "slot.user");
-  json e = post(c, "/v1/match", R"({"slot":{"slot_time_left_s":5},"jobs":[{},{"site":"CERN"}]})", 400);
+  EXPECT_EQ(post_json(c, "/v1/match", R"({"jobs":[]})", 400)["field"], "slot");
+  EXPECT_EQ(post_json(c, "/v1/match", R"({"slot":{},"jobs":[]})", 400)["field"], "slot.slot_time_left_s");
+  EXPECT_EQ(post_json(c, "/v1/match", R"({"slot":{"slot_time_left_s":5,"user":"x"},"jobs":[]})", 400)["field"], "slot.user");
+  json e = post_json(c, "/v1/match", R"({"slot":{"slot_time_left_s":5},"jobs":[{},{"site":"CERN"}]})", 400);
   EXPECT_EQ(e["field"], "site");
   EXPECT_EQ(e["index"], 1);
 }
@@ -183,12 +177,12 @@ TEST(ServeHttp, MatchByAgeAndPriceWithUnknownsAndSlotFieldsInThePrediction) {
     return out;
   };
   // Oldest submission first, the job without a submit time last.
-  EXPECT_EQ(indices(post(c, "/v1/match", req.dump(), 200)), (std::vector<long>{2, 3, 0, 1}));
+  EXPECT_EQ(indices(post_json(c, "/v1/match", req.dump(), 200)), (std::vector<long>{2, 3, 0, 1}));
   // Highest price first, unknown prices last in input order.
   req["order"] = "price";
-  EXPECT_EQ(indices(post(c, "/v1/match", req.dump(), 200)), (std::vector<long>{2, 0, 1, 3}));
+  EXPECT_EQ(indices(post_json(c, "/v1/match", req.dump(), 200)), (std::vector<long>{2, 0, 1, 3}));
   req["order"] = "input";
-  EXPECT_EQ(indices(post(c, "/v1/match", req.dump(), 200)), (std::vector<long>{0, 1, 2, 3}));
+  EXPECT_EQ(indices(post_json(c, "/v1/match", req.dump(), 200)), (std::vector<long>{0, 1, 2, 3}));
 
   // The slot's wait_s (a match-time field the test model encodes) is the job's for the
   // prediction: the match answers what /v1/predict answers for the job with that field, and
@@ -198,8 +192,8 @@ TEST(ServeHttp, MatchByAgeAndPriceWithUnknownsAndSlotFieldsInThePrediction) {
   for (double wait : {5.0, 50000.0}) {
     json one = job;
     one["wait_s"] = wait;
-    const json direct = post(c, "/v1/predict", one.dump(), 200);
-    const json m = post(c, "/v1/match", json{{"slot", {{"slot_time_left_s", 1e9}, {"wait_s", wait}}}, {"jobs", {job}}}.dump(), 200);
+    const json direct = post_json(c, "/v1/predict", one.dump(), 200);
+    const json m = post_json(c, "/v1/match", json{{"slot", {{"slot_time_left_s", 1e9}, {"wait_s", wait}}}, {"jobs", {job}}}.dump(), 200);
     ASSERT_EQ(m["matches"].size(), 1u);
     EXPECT_EQ(m["matches"][0]["expected_wall_s"], direct["expected_wall_s"]) << wait;
     EXPECT_EQ(m["matches"][0]["safe_ttl_s"], direct["safe_ttl_s"]) << wait;
@@ -212,20 +206,20 @@ TEST(ServeHttp, OutcomesUpdateTheHistoryAllOrNothing) {
   test::TestServer s(options_for(models().a));
   auto c = s.client();
   const std::string job = R"({"user":"alice","requested_ttl_s":72000})";
-  const double before = post(c, "/v1/predict", job, 200)["expected_wall_s"].get<double>();
+  const double before = post_json(c, "/v1/predict", job, 200)["expected_wall_s"].get<double>();
   const std::uint64_t observed0 = s.service->history_observed();
-  json e = post(c, "/v1/outcomes", R"([{"user":"alice","wall_s":50000},{"user":"alice","status":"DONE"}])", 400);
+  json e = post_json(c, "/v1/outcomes", R"([{"user":"alice","wall_s":50000},{"user":"alice","status":"DONE"}])", 400);
   EXPECT_EQ(e["field"], "wall_s");
   EXPECT_EQ(e["index"], 1);
   EXPECT_EQ(s.service->history_observed(), observed0);  // the valid first one was not applied either
   json outcomes = json::array();
   for (int i = 0; i < 20; ++i)
     outcomes.push_back({{"user", "alice"}, {"wall_s", 60000}, {"requested_ttl_s", 72000}, {"status", "DONE"}});
-  json r = post(c, "/v1/outcomes", outcomes.dump(), 200);
+  json r = post_json(c, "/v1/outcomes", outcomes.dump(), 200);
   EXPECT_EQ(r["accepted"], 20);
   EXPECT_EQ(r["durable"], false);
   EXPECT_EQ(r["history_observed"].get<std::uint64_t>(), observed0 + 20);
-  EXPECT_NE(post(c, "/v1/predict", job, 200)["expected_wall_s"].get<double>(), before);
+  EXPECT_NE(post_json(c, "/v1/predict", job, 200)["expected_wall_s"].get<double>(), before);
 }
 
 TEST(ServeHttp, HealthReadinessAndMetrics) {
@@ -249,7 +243,7 @@ TEST(ServeHttp, HealthReadinessAndMetrics) {
     auto alive = c.Get("/healthz");
     ASSERT_TRUE(alive);
     EXPECT_EQ(alive->status, 200);
-    post(c, "/v1/predict", kJob, 200);  // one request, one prediction: counted below
+    post_json(c, "/v1/predict", kJob, 200);  // one request, one prediction: counted below
   }
   s.service->set_ready(true);
   {
@@ -257,9 +251,9 @@ TEST(ServeHttp, HealthReadinessAndMetrics) {
     ASSERT_TRUE(again);
     EXPECT_EQ(again->status, 200);
   }
-  for (int i = 0; i < 3; ++i) post(c, "/v1/predict", R"([{"user":"a"},{"user":"b"}])", 200);
-  post(c, "/v1/predict", "{", 400);
-  post(c, "/v1/outcomes", R"({"user":"a","wall_s":10})", 200);
+  for (int i = 0; i < 3; ++i) post_json(c, "/v1/predict", R"([{"user":"a"},{"user":"b"}])", 200);
+  post_json(c, "/v1/predict", "{", 400);
+  post_json(c, "/v1/outcomes", R"({"user":"a","wall_s":10})", 200);
   auto m = c.Get("/metrics");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->status, 200);
@@ -282,7 +276,7 @@ TEST(ServeHttp, AdminReloadNeedsTheTokenWhenSetAndOffLoopback) {
   ho.admin_token = "s3cret";
   test::TestServer s(options_for(models().a), ho);
   auto c = s.client();
-  EXPECT_EQ(post(c, "/admin/reload", "", 401)["field"], "Authorization");
+  EXPECT_EQ(post_json(c, "/admin/reload", "", 401)["field"], "Authorization");
   httplib::Headers auth = {{"Authorization", "Bearer s3cret"}};
   auto res = c.Post("/admin/reload", auth, "", "application/json");
   ASSERT_TRUE(res);
@@ -308,20 +302,20 @@ TEST(ServeHttp, OffLoopbackWithoutATokenRefusesAdminAndOutcomesWith403) {
   ho.host = "0.0.0.0";
   test::TestServer s(options_for(models().a), ho);
   auto c = s.client();
-  const json refused = post(c, "/admin/reload", "", 403);
+  const json refused = post_json(c, "/admin/reload", "", 403);
   EXPECT_NE(refused.dump().find("beyond loopback"), std::string::npos) << refused.dump();
-  post(c, "/v1/outcomes", R"([{"user":"alice","wall_s":60}])", 403);
+  post_json(c, "/v1/outcomes", R"([{"user":"alice","wall_s":60}])", 403);
   httplib::Headers any = {{"Authorization", "Bearer anything"}};
   auto res = c.Post("/admin/reload", any, "", "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 403) << res->body;
-  post(c, "/v1/predict", kJob, 200);
+  post_json(c, "/v1/predict", kJob, 200);
 
   serve::HttpOptions with_token = ho;
   with_token.admin_token = "s3cret";
   test::TestServer t(options_for(models().a), with_token);
   auto d = t.client();
-  post(d, "/admin/reload", "", 401);
+  post_json(d, "/admin/reload", "", 401);
   res = d.Post("/admin/reload", {{"Authorization", "Bearer s3cret"}}, "", "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200) << res->body;
@@ -349,17 +343,17 @@ TEST(ServeHttp, ReloadUnderLoadDropsNothingAndRefusesBadModels) {
   std::string version_b;
   for (int i = 0; i < 6; ++i) {
     const std::string& path = i % 2 == 0 ? models().b : models().a;
-    json r = post(c, "/admin/reload", json{{"path", path}}.dump(), 200);
+    json r = post_json(c, "/admin/reload", json{{"path", path}}.dump(), 200);
     EXPECT_EQ(r["reloaded"], true);
     if (i == 0) version_b = r["model_version"];
     // Refused files leave the current model serving, and the reply says why.
-    json bad = post(c, "/admin/reload", json{{"path", models().garbage}}.dump(), 422);
+    json bad = post_json(c, "/admin/reload", json{{"path", models().garbage}}.dump(), 422);
     EXPECT_EQ(bad["reloaded"], false);
     EXPECT_NE(bad["error"].get<std::string>().find(models().garbage), std::string::npos);
     EXPECT_EQ(bad["model_version"], r["model_version"]);
-    json other = post(c, "/admin/reload", json{{"path", models().other_history}}.dump(), 422);
+    json other = post_json(c, "/admin/reload", json{{"path", models().other_history}}.dump(), 422);
     EXPECT_NE(other["error"].get<std::string>().find("history"), std::string::npos);
-    EXPECT_EQ(post(c, "/admin/reload", json{{"path", "/no/such/file"}}.dump(), 422)["reloaded"], false);
+    EXPECT_EQ(post_json(c, "/admin/reload", json{{"path", "/no/such/file"}}.dump(), 422)["reloaded"], false);
     // Event-driven, not a fixed sleep: the hammer gets two answers from this model before the
     // next reload, however slow the host (up to 10 s).
     const int seen = ok.load() + failed.load();
@@ -372,7 +366,7 @@ TEST(ServeHttp, ReloadUnderLoadDropsNothingAndRefusesBadModels) {
   EXPECT_NE(version_a, version_b);
   EXPECT_EQ(s.service->model_version(), version_a);  // the last good reload was model a
   EXPECT_TRUE(versions_seen.count(version_a));
-  EXPECT_EQ(post(c, "/admin/reload", R"({"file":"x"})", 400)["field"], "file");
+  EXPECT_EQ(post_json(c, "/admin/reload", R"({"file":"x"})", 400)["field"], "file");
 }
 
 TEST(ServeHttp, SlowClientIsDroppedAfterTheReadTimeout) {
@@ -403,7 +397,7 @@ TEST(ServeHttp, SlowClientIsDroppedAfterTheReadTimeout) {
   EXPECT_NE(got.find("\"error\":\"request timeout"), std::string::npos) << got;
   // Others are still served.
   auto c = s.client();
-  EXPECT_EQ(post(c, "/v1/predict", R"({"user":"bob"})", 200).count("safe_ttl_s"), 1u);
+  EXPECT_EQ(post_json(c, "/v1/predict", R"({"user":"bob"})", 200).count("safe_ttl_s"), 1u);
 }
 
 }  // namespace
