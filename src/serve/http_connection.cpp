@@ -12,6 +12,7 @@
 #pragma GCC diagnostic pop
 
 #include "serve/job_json.hpp"
+#include "util/free_memory.hpp"
 
 namespace ttlpred::serve {
 namespace {
@@ -26,6 +27,10 @@ constexpr std::size_t kReadChunk = 64u << 10;
 // a single-job request (~200 bytes with its header) in one read, while 10 000 idle
 // connections hold 40 MB rather than the 640 MB of a full chunk each.
 constexpr std::size_t kFirstRead = 4u << 10;
+// A request whose body was larger than this gives the memory its handling freed back to the
+// system once its reply is out (util/free_memory.hpp): the handlers keep their buffers warm
+// for bodies up to 1 MiB, so below it there is nothing large to give back.
+constexpr std::size_t kReturnMemoryAfterBody = 1u << 20;
 
 bool expects_continue(const HttpRequest& req) {
   return req.version() >= 11 && boost::beast::iequals(req[http::field::expect], "100-continue");
@@ -143,6 +148,7 @@ void Connection::serve() {
   phase_ = Phase::Handling;
   deadline_ = Clock::time_point::max();
   const HttpRequest& req = parser_->get();
+  body_bytes_ = req.body().size();
   const char* allow = nullptr;
   Reply reply = router_.handle(req, allow, peer_);
   // After the handler: a stop() that came while it ran makes this the last reply.
@@ -206,6 +212,11 @@ void Connection::on_write(const boost::system::error_code& ec, std::size_t n) {
 void Connection::reply_written() {
   serializer_.reset();
   response_.reset();
+  if (body_bytes_ > kReturnMemoryAfterBody) {
+    body_bytes_ = 0;
+    parser_.reset();  // the body itself
+    return_free_memory();
+  }
   if (last_reply_ || !keep_alive_) return close_gently();
   next_request();
 }

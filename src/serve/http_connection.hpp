@@ -117,6 +117,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool keep_alive_ = true;   // the reply being written leaves the connection open
   bool last_reply_ = false;  // the reply being written is an error's: close after it
   std::size_t served_ = 0;
+  std::size_t body_bytes_ = 0;  // the body of the request being answered
 };
 
 }  // namespace ttlpred::serve

@@ -24,6 +24,7 @@
 #include "serve/http_connection.hpp"
 #include "serve/http_routes.hpp"
 #include "util/error.hpp"
+#include "util/free_memory.hpp"
 
 namespace ttlpred::serve {
 namespace {
@@ -172,6 +173,7 @@ HttpServer::HttpServer(Service& service, HttpOptions options)
   if (o.threads == 0) throw Error("--threads must be at least 1");
   if (o.max_body == 0) throw Error("--max-body must be at least 1 byte");
   if (o.max_header < 256) throw Error("--max-header must be at least 256 bytes");
+  return_large_blocks_when_freed();  // a hostile body's memory must not stay resident
   if (o.max_connections == 0) throw Error("--max-connections must be at least 1");
   for (std::size_t i = 0; i < o.threads; ++i) {
     impl_->lanes.push_back(std::make_unique<Lane>());

@@ -93,46 +93,92 @@ void job_from_json(const nlohmann::json& obj, JobUse use, long index, JobRecord&
 }
 
 namespace {
-struct TooDeep {};
-struct TooMany {};
+// The SAX pass of parse_json_body: the bounds and the shape of a body, nothing built.
+struct BodyScan {
+  using number_integer_t = nlohmann::json::number_integer_t;
+  using number_unsigned_t = nlohmann::json::number_unsigned_t;
+  using number_float_t = nlohmann::json::number_float_t;
+  using string_t = nlohmann::json::string_t;
+  using binary_t = nlohmann::json::binary_t;
+
+  std::size_t open = 0;    // containers open now
+  std::size_t values = 0;  // primitive values so far
+  bool root_array = false, root_object = false;
+  std::size_t elements = 0;  // elements of the root array so far
+  std::string error;       // the first problem, once parsing stopped on it
+
+  bool primitive() {
+    if (++values > kMaxJsonValues) return stop("malformed JSON: more than " + std::to_string(kMaxJsonValues) + " values");
+    if (root_array && open == 1) ++elements;
+    return true;
+  }
+  bool start(bool array) {
+    if (open >= kMaxJsonDepth) return stop("malformed JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    if (open == 0) (array ? root_array : root_object) = true;
+    ++open;
+    return true;
+  }
+  bool end() {
+    if (--open == 1 && root_array) ++elements;
+    return true;
+  }
+  bool stop(std::string why) {
+    error = std::move(why);
+    return false;
+  }
+
+  bool null() { return primitive(); }
+  bool boolean(bool) { return primitive(); }
+  bool number_integer(number_integer_t) { return primitive(); }
+  bool number_unsigned(number_unsigned_t) { return primitive(); }
+  bool number_float(number_float_t, const string_t&) { return primitive(); }
+  bool string(string_t&) { return primitive(); }
+  bool binary(binary_t&) { return primitive(); }
+  bool start_object(std::size_t) { return start(false); }
+  bool key(string_t&) { return true; }
+  bool end_object() { return end(); }
+  bool start_array(std::size_t) { return start(true); }
+  bool end_array() { return end(); }
+  bool parse_error(std::size_t byte, const std::string&, const nlohmann::detail::exception& e) {
+    // The lexer's syntax errors are parse_error (id 1xx); a number beyond double's range is
+    // the parser's out_of_range (406).
+    if (dynamic_cast<const nlohmann::json::parse_error*>(&e) != nullptr)
+      return stop("malformed JSON at byte " + std::to_string(byte));
+    return stop("malformed JSON: a number beyond the range of a double");
+  }
+};
+
+BodyScan scan_json_body(std::string_view body) {
+  BodyScan scan;
+  if (!nlohmann::json::sax_parse(body, &scan)) throw RequestError(400, scan.error);
+  return scan;
+}
+
 }  // namespace
 
 nlohmann::json parse_json_body(std::string_view body) {
-  // Bounds checked while parsing, before the document grows: a 4 MiB body nested 2 M deep
-  // used to cost nlohmann ~150 MB (kept until the thread's next request).
-  std::size_t values = 0;
-  const nlohmann::json::parser_callback_t bound = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-    if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) &&
-        depth >= static_cast<int>(kMaxJsonDepth))
-      throw TooDeep{};
-    if (event == nlohmann::json::parse_event_t::value && ++values > kMaxJsonValues) throw TooMany{};
-    return true;
-  };
-  try {
-    return nlohmann::json::parse(body, bound);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw RequestError(400, "malformed JSON at byte " + std::to_string(e.byte));
-  } catch (const nlohmann::json::exception&) {  // a number beyond double's range
-    throw RequestError(400, "malformed JSON: a number beyond the range of a double");
-  } catch (const TooDeep&) {
-    throw RequestError(400, "malformed JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-  } catch (const TooMany&) {
-    throw RequestError(400, "malformed JSON: more than " + std::to_string(kMaxJsonValues) + " values");
-  }
+  scan_json_body(body);
+  return nlohmann::json::parse(body);  // cannot fail: the scan read the same bytes
+}
+
+nlohmann::json parse_json_batch(std::string_view body, std::size_t max_batch, std::string_view what,
+                                std::string_view not_a_batch) {
+  const BodyScan scan = scan_json_body(body);
+  if (!scan.root_object && !scan.root_array) throw RequestError(400, std::string(not_a_batch));
+  if (scan.root_array && scan.elements > max_batch)
+    throw RequestError(413, "batch of " + std::to_string(scan.elements) + " " + std::string(what) +
+                                " exceeds the limit of " + std::to_string(max_batch) + " (--max-batch)");
+  return nlohmann::json::parse(body);
 }
 
 JobReader::Jobs read_jobs_nlohmann(std::string_view body, JobUse use, std::size_t max_batch,
                                    std::vector<JobRecord>& records, nlohmann::json& doc) {
   const bool outcomes = use == JobUse::Outcome;
-  doc = parse_json_body(body);
+  doc = parse_json_batch(body, max_batch, outcomes ? "outcomes" : "jobs",
+                         outcomes ? "the body must be an outcome object or an array of them"
+                                  : "the body must be a job object or an array of jobs");
   const bool single = doc.is_object();
-  if (!single && !doc.is_array())
-    throw RequestError(400, outcomes ? "the body must be an outcome object or an array of them"
-                                     : "the body must be a job object or an array of jobs");
   const std::size_t n = single ? 1 : doc.size();
-  if (n > max_batch)
-    throw RequestError(413, "batch of " + std::to_string(n) + (outcomes ? " outcomes" : " jobs") +
-                                " exceeds the limit of " + std::to_string(max_batch) + " (--max-batch)");
   if (records.size() < n) records.resize(n);
   for (std::size_t i = 0; i < n; ++i)
     job_from_json(single ? doc : doc[i], use, single ? -1 : static_cast<long>(i), records[i]);

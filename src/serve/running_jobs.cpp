@@ -74,13 +74,9 @@ StartedLine read_started_line(const json& line, JobRecord& job) {
 }
 
 std::vector<StartedJob> read_started_body(std::string_view body, std::size_t max_batch, double now, double max_age_s) {
-  json j = parse_json_body(body);
+  json j = parse_json_batch(body, max_batch, "started jobs", "the body must be a started job object or an array of them");
   const bool single = j.is_object();
-  if (!single && !j.is_array()) throw RequestError(400, "the body must be a started job object or an array of them");
   const std::size_t n = single ? 1 : j.size();
-  if (n > max_batch)
-    throw RequestError(413, "batch of " + std::to_string(n) + " started jobs exceeds the limit of " +
-                                std::to_string(max_batch) + " (--max-batch)");
   std::vector<StartedJob> out(n);
   std::unordered_set<std::uint64_t> ids;
   for (std::size_t i = 0; i < n; ++i) {

@@ -53,7 +53,7 @@ JobReader& reader() {
 constexpr std::size_t kKeepBufferBytes = 1u << 20;
 constexpr std::size_t kKeepRecords = 1024;
 
-void release_buffers();
+void release_buffers(std::size_t body_bytes);
 
 // Buffers reused by each server thread, so that a warm request does not allocate for them.
 struct Scratch {
@@ -71,10 +71,12 @@ Scratch& scratch(std::size_t n) {
   return s;
 }
 
-void release_buffers() {
+// After a large body the records go too: their strings (a 4 MiB user name) would otherwise
+// stay until the thread's next request.
+void release_buffers(std::size_t body_bytes) {
   reader().release_if_large(kKeepBufferBytes);
   Scratch& s = scratch(0);
-  if (s.records.size() > kKeepRecords) {
+  if (s.records.size() > kKeepRecords || body_bytes > kKeepBufferBytes) {
     std::vector<JobRecord>().swap(s.records);
     std::vector<Prediction>().swap(s.predictions);
     std::vector<std::size_t>().swap(s.order);
@@ -411,8 +413,9 @@ std::uint64_t Service::history_observed() const {
 
 Reply Service::predict(std::string_view body) {
   struct Release {
-    ~Release() { release_buffers(); }
-  } release;
+    std::size_t body_bytes;
+    ~Release() { release_buffers(body_bytes); }
+  } release{body.size()};
   return guarded([&]() -> Reply {
     const JobReader::Jobs jobs = reader().read(body, JobUse::Predict, options_.max_batch, scratch(0).records);
     const std::size_t n = jobs.count;
@@ -456,8 +459,9 @@ Reply Service::predict(std::string_view body) {
 
 Reply Service::match(std::string_view body) {
   struct Release {
-    ~Release() { release_buffers(); }
-  } release;
+    std::size_t body_bytes;
+    ~Release() { release_buffers(body_bytes); }
+  } release{body.size()};
   return guarded([&]() -> Reply {
     const JobReader::Match req = reader().read_match(body, options_.max_batch, scratch(0).records);
     const JobRecord& slot = req.slot;
@@ -548,13 +552,10 @@ Reply Service::match(std::string_view body) {
 
 Reply Service::outcomes(std::string_view body) {
   return guarded([&]() -> Reply {
-    const json j = parse_body(body);
+    const json j = parse_json_batch(body, options_.max_batch, "outcomes",
+                                    "the body must be an outcome object or an array of them");
     const bool single = j.is_object();
-    if (!single && !j.is_array()) throw RequestError(400, "the body must be an outcome object or an array of them");
     const std::size_t n = single ? 1 : j.size();
-    if (n > options_.max_batch)
-      throw RequestError(413, "batch of " + std::to_string(n) + " outcomes exceeds the limit of " +
-                                  std::to_string(options_.max_batch) + " (--max-batch)");
     // Validate the whole batch first: it is applied all or nothing.
     std::vector<JobRecord> records(n);
     for (std::size_t i = 0; i < n; ++i) {
