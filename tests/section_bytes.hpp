@@ -48,6 +48,14 @@ inline std::vector<std::uint8_t> resealed_like(const std::vector<std::uint8_t>& 
   return seal_container(magic, r.get<std::uint32_t>(), payload);
 }
 
+// What a section's own writer (`section.write(BinaryWriter&)`) puts.
+template <class Section>
+std::vector<std::uint8_t> written(const Section& section) {
+  BinaryWriter w;
+  section.write(w);
+  return w.take();
+}
+
 // The format version in a sealed container's header.
 inline std::uint32_t container_version(const std::vector<std::uint8_t>& container) {
   BinaryReader r(container, "container");

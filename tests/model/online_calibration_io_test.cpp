@@ -115,12 +115,6 @@ std::string refusal(const OnlineState& s, const OnlineCalibrationOptions& option
   return test::error_of([&] { reader.read_state(r); });
 }
 
-std::vector<std::uint8_t> calibration_bytes(const SafeTtlCalibration& c) {
-  BinaryWriter w;
-  c.write(w);
-  return w.take();
-}
-
 TEST(OnlineCalibrationState, MirrorRewritesTheRealStateByteForByte) {
   const OnlineState s = learned_state();
   EXPECT_EQ(test::encoded(s), learned_state_bytes());
@@ -169,13 +163,13 @@ const test::Mutation<OnlineState> kStateMutations[] = {
        s.n_window = s.window.size();
      },
      "online calibration window holds a non-finite outcome"},
-    {"empty calibration", [](OnlineState& s) { s.calibration = calibration_bytes(SafeTtlCalibration{}); },
+    {"empty calibration", [](OnlineState& s) { s.calibration = test::written(SafeTtlCalibration{}); },
      "online calibration state carries an empty calibration"},
     {"hostile calibration",
      [](OnlineState& s) {
        SafeTtlCalibration c = test::hundred_residuals();
        c.floor_s = -1;
-       s.calibration = calibration_bytes(c);
+       s.calibration = test::written(c);
      },
      "safe-TTL floor must be a positive number"},
 };

@@ -78,13 +78,6 @@ std::string refusal(const std::vector<std::uint8_t>& model_bytes) {
   return test::model_file_refusal(model_bytes, "hostile.model");
 }
 
-template <class T>
-std::vector<std::uint8_t> bytes_of(const T& section) {
-  BinaryWriter w;
-  section.write(w);
-  return w.take();
-}
-
 TEST(SafeTtlSections, TheCalibratedModelHasEveryPartTheGuardsRead) {
   const SafeTtlCalibration& c = real_model().safe_ttl;
   EXPECT_EQ(c.group_ids, (std::vector<std::uint32_t>{1, 2}));
@@ -172,20 +165,20 @@ TEST(SafeTtlSections, CountsAndFlagsNoCalibrationHoldsAreRefused) {
   groups.put<std::uint64_t>((1u << 20) + 1);
   EXPECT_THAT(calibration_refusal(groups.bytes()), HasSubstr("safe-TTL calibration claims 1048577 groups"));
 
-  std::vector<std::uint8_t> flag = bytes_of(without_request_tables());
+  std::vector<std::uint8_t> flag = test::written(without_request_tables());
   flag.back() = 2;
   EXPECT_THAT(calibration_refusal(flag), HasSubstr("safe-TTL request-aware flag is not 0 or 1"));
 
   SafeTtlCalibration shared_only = c;  // then the keying flag and the count of tables
   shared_only.request_keys.clear();
   shared_only.request_tables.clear();
-  std::vector<std::uint8_t> keying = bytes_of(shared_only);
+  std::vector<std::uint8_t> keying = test::written(shared_only);
   keying.push_back(2);
   EXPECT_THAT(calibration_refusal(keying), HasSubstr("safe-TTL request-table keying is not 0 or 1"));
   BinaryWriter no_tables;
   no_tables.put<std::uint8_t>(1);
   no_tables.put<std::uint64_t>(0);
-  std::vector<std::uint8_t> none = bytes_of(shared_only);
+  std::vector<std::uint8_t> none = test::written(shared_only);
   none.insert(none.end(), no_tables.bytes().begin(), no_tables.bytes().end());
   EXPECT_THAT(calibration_refusal(none), HasSubstr("safe-TTL calibration claims 0 request-aware tables"));
 }
@@ -214,12 +207,12 @@ std::string per_job_refusal(const std::vector<std::uint8_t>& body) {
 
 TEST(SafeTtlSections, EachPerJobGuardRefusesItsHostileSection) {
   test::expect_each_refused(kPerJobMutations, real_model().safe_ttl.quantile,
-                            [](const QuantileTtlCalibration& c) { return per_job_refusal(bytes_of(c)); },
+                            [](const QuantileTtlCalibration& c) { return per_job_refusal(test::written(c)); },
                             "hostile.model (per-job safe TTL section): ");
   // An empty rule is never written, so its emptiness is a hostile section too.
   QuantileTtlCalibration no_scores = real_model().safe_ttl.quantile;
   no_scores.global = {};
-  EXPECT_THAT(per_job_refusal(bytes_of(no_scores)), HasSubstr("per-job safe TTL: no calibration scores"));
+  EXPECT_THAT(per_job_refusal(test::written(no_scores)), HasSubstr("per-job safe TTL: no calibration scores"));
   const QuantileTtlCalibration& c = real_model().safe_ttl.quantile;
   BinaryWriter groups;  // the fields before the group count, as write() puts them
   groups.put<float>(c.level);

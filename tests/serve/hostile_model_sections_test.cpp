@@ -71,13 +71,6 @@ std::string load_refusal(const std::string& name, const std::vector<std::uint8_t
   return test::error_of([&] { serve::load_model(path, PredictorOptions{}); });
 }
 
-template <class T>
-std::vector<std::uint8_t> bytes_of(const T& section) {
-  BinaryWriter w;
-  section.write(w);
-  return w.take();
-}
-
 struct HostileFile {
   const char* name;
   std::function<std::vector<std::uint8_t>(const RealModel&)> make;
@@ -120,7 +113,7 @@ const HostileFile kHostileFiles[] = {
      [](const RealModel& real) {
        SafeTtlCalibration c = real.model.safe_ttl;
        c.floor_s = std::numeric_limits<double>::quiet_NaN();
-       return test::with_section_body(real.bytes, tag::kSafeTtl, bytes_of(c));
+       return test::with_section_body(real.bytes, tag::kSafeTtl, test::written(c));
      },
      "(safe-TTL calibration section)", "safe-TTL floor must be a positive number"},
 };
