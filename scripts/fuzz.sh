@@ -5,13 +5,13 @@
 # build-fuzz/artifacts/. New inputs the fuzzer finds go to build-fuzz/corpus/ (never into
 # the committed seeds). CI runs it; TTLPRED_FUZZ_SECONDS sets the time per target (60).
 #
-#   scripts/fuzz.sh                       # all four targets, 60 s each
+#   scripts/fuzz.sh                       # all five targets, 60 s each
 #   TTLPRED_FUZZ_SECONDS=600 scripts/fuzz.sh fuzz_job_json
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${TTLPRED_FUZZ_SECONDS:-60}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_trace_readers fuzz_model_file fuzz_job_json fuzz_http_request)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_trace_readers fuzz_model_file fuzz_model_sections fuzz_job_json fuzz_http_request)
 
 # The fuzzing toolchain, from Debian 12 (docs/dependencies.md): clang 14 and its runtime
 # libraries (libFuzzer, ASan, UBSan). Only this script needs them.

@@ -29,7 +29,7 @@ engine::Variant model_made_for(const ModelFile& model) {
 }
 
 Predictor::Predictor(ModelFile model, const PredictorOptions& options, const std::string& what)
-    : model_(std::make_shared<const ModelFile>(std::move(model))), options_(options) {
+    : model_(std::make_shared<const ModelFile>(std::move(model))), options_(options), what_(what) {
   if (!(options.alpha > 0 && options.alpha < 1)) throw Error("alpha must be in (0, 1), got " + std::to_string(options.alpha));
   if (!(options.min_seconds >= 0) || !std::isfinite(options.min_seconds))
     throw Error("--min-seconds must be a finite number >= 0, got " + std::to_string(options.min_seconds));
@@ -110,8 +110,10 @@ Predictor Predictor::load(const std::string& path, const PredictorOptions& optio
 
 HistoryState Predictor::initial_history() const {
   if (model_->history.empty()) return HistoryState(encoder_->history_config());
-  HistoryState s = HistoryState::from_bytes(model_->history, "model history section");
-  if (!(s.config() == encoder_->history_config())) throw Error("model history section does not match its encoder");
+  // Read when a service starts or reloads, after the model: named like the other sections.
+  HistoryState s = HistoryState::from_bytes(model_->history, what_ + " (history section)");
+  if (!(s.config() == encoder_->history_config()))
+    throw Error(what_ + " (history section): its configuration does not match the encoder's");
   return s;
 }
 

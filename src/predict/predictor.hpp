@@ -131,6 +131,7 @@ class Predictor {
   std::shared_ptr<const FeatureEncoder> encoder_;
   std::shared_ptr<const engine::Backend> backend_;
   PredictorOptions options_;
+  std::string what_;  // the model's name in errors (its path)
   int group_cat_ = -1;
   // Positions of the production's and the user's log_count among the history features (-1:
   // the model keeps no such key), which cold_start reads.

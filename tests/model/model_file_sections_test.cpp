@@ -1,25 +1,28 @@
 // The model file's section-level refusals, each on a file crafted section by section and
 // sealed with a valid checksum, so that the refusal tested is the section rule itself and
 // not the checksum that would catch a random edit first: a duplicate section, trailing
-// bytes inside a section, a missing required section, implausible network shapes; and the
-// one thing the reader must tolerate, a section of a later build it does not know.
+// bytes inside a section, a missing required section, implausible network shapes, every check
+// of the network read (model/mlp_check.cpp, through read_mlp); and the one thing the reader
+// must tolerate, a section of a later build it does not know.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "model/mlp_io.hpp"
 #include "model/model_file.hpp"
 #include "model_test_util.hpp"
+#include "section_bytes.hpp"
 #include "util/binary_io.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred {
 namespace {
 
-// Section tags as the file format numbers them (model_file.cpp).
-constexpr std::uint32_t kMlpTag = 1, kTargetTag = 2;
+constexpr std::uint32_t kMlpTag = test::section_tag::kMlp, kTargetTag = test::section_tag::kTarget;
 
 std::vector<std::uint8_t> mlp_section(const MlpModel& m) {
   BinaryWriter s;
@@ -155,6 +158,73 @@ TEST(ModelFileSections, RefusesAShapeWhoseWeightsAreMissing) {
   const std::string msg = refusal(c.sealed());
   EXPECT_NE(msg.find("crafted.model (architecture and weights section)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
+}
+
+// Networks whose shapes are plausible but that the network check refuses, written by the
+// real writer (it writes what it is given). The reader takes lists shorter than the shape
+// says, so the size checks are reached too.
+constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
+
+const test::Mutation<MlpModel> kNetworkMutations[] = {
+    {"no layers", [](MlpModel& m) { m.layers.clear(); }, "invalid model: has no layers"},
+    {"embedding without rows",
+     [](MlpModel& m) {
+       m.embeddings[0].cardinality = 0;
+       m.embeddings[0].table.clear();
+     },
+     "model: embeddings[0].cardinality is 0 (needs at least the OOV row)"},
+    {"embedding without width",
+     [](MlpModel& m) {
+       m.embeddings[0].dim = 0;
+       m.embeddings[0].table.clear();
+     },
+     "model: embeddings[0].dim is 0"},
+    {"embedding table cut short", [](MlpModel& m) { m.embeddings[0].table.pop_back(); },
+     "model: embeddings[0].table has 7 values, expected cardinality*dim = 8"},
+    {"NaN in an embedding table", [](MlpModel& m) { m.embeddings[0].table[3] = kNaNf; },
+     "model: embeddings[0].table holds a non-finite value"},
+    {"layer input unlike the previous output",
+     [](MlpModel& m) {
+       m.layers[1].in = 3;
+       m.layers[1].weight.resize(3 * 4);
+     },
+     "model: layers[1].in is 3, expected 5 (previous layer's out)"},
+    {"layer without outputs",
+     [](MlpModel& m) {
+       m.layers[0].out = 0;
+       m.layers[0].weight.clear();
+       m.layers[0].bias.clear();
+     },
+     "model: layers[0].out is 0"},
+    {"layer without inputs",
+     [](MlpModel& m) {
+       m.dense_inputs = 0;
+       m.embeddings.clear();
+       m.layers[0].in = 0;
+       m.layers[0].weight.clear();
+     },
+     "model: layers[0].in is 0"},
+    {"weights cut short", [](MlpModel& m) { m.layers[0].weight.pop_back(); },
+     "model: layers[0].weight has 24 values, expected out*in = 25"},
+    {"biases cut short", [](MlpModel& m) { m.layers[0].bias.pop_back(); },
+     "model: layers[0].bias has 4 values, expected out = 5"},
+    {"NaN weight", [](MlpModel& m) { m.layers[2].weight[0] = kNaNf; }, "model: layers[2].weight holds a non-finite value"},
+    {"infinite bias", [](MlpModel& m) { m.layers[1].bias[0] = std::numeric_limits<float>::infinity(); },
+     "model: layers[1].bias holds a non-finite value"},
+    {"activation past the last", [](MlpModel& m) { m.layers[0].act = static_cast<Activation>(9); },
+     "model: layers[0].act is not a known activation (9)"},
+    {"last layer with an activation", [](MlpModel& m) { m.layers.back().act = Activation::Relu; },
+     "the last layer must have 1 to 17 outputs and no activation"},
+};
+
+TEST(ModelFileSections, EachNetworkCheckRefusesItsHostileNetwork) {
+  const auto with_network = [](const MlpModel& m) {
+    Crafted c;
+    c.section(kMlpTag, mlp_section(m)).section(kTargetTag, target_section());
+    return refusal(c.sealed());
+  };
+  test::expect_each_refused(kNetworkMutations, test::tiny_model(), with_network,
+                            "crafted.model (architecture and weights section): model: invalid");
 }
 
 }  // namespace
