@@ -347,7 +347,8 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   cmd->add_flag("--retrain-on-drift", o->retrain_on_drift,
-                "with --retrain-every: also retrain at once when the drift alarm is raised (once per alarm)");
+                "with --retrain-every: also retrain at once when the drift alarm is raised; while it stands after a refused candidate, again after as many "
+                "further outcomes as the alarm needed, then twice as many each time");
   cmd->add_option("--retrain-out", o->retrain_out, "where accepted candidates are written and reloaded from (default: JOURNAL/retrained.model)");
   add_bound_options(*cmd, o->bounds);
   add_config_and_environment(*cmd);

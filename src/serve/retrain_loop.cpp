@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "data/trace_readers.hpp"
 #include "learn/learn_json.hpp"
@@ -45,17 +46,29 @@ void RetrainLoop::loop() {
   using Clock = std::chrono::steady_clock;
   const auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.every_s));
   alarms_seen_ = service_.drift_alarms();
+  // A retrain refused while the drift alarm stands is tried again once the service has applied
+  // `retry_step` more outcomes: first as many as the alarm's test needed to fire, then twice
+  // as many each time (a refusal at the alarm usually means the window held too little of the
+  // new regime; the doubling bounds the retries to a logarithm of the outcomes).
+  constexpr std::uint64_t kNoRetry = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t retry_at = kNoRetry;
+  std::uint64_t retry_step = 0;
   for (;;) {
     const auto due = Clock::now() + period;
-    bool drifted = false;
+    bool drifted = false, retried = false;
     {
       std::unique_lock lock(wake_mutex_);
       // Woken by stop(), trigger(), the period, or (on_drift) a check every second.
       while (!stopping_ && !triggered_ && Clock::now() < due) {
         const auto next = options_.on_drift ? std::min(due, Clock::now() + std::chrono::seconds(1)) : due;
         wake_.wait_until(lock, next, [this] { return stopping_ || triggered_; });
-        if (options_.on_drift && service_.drift_alarms() != alarms_seen_) {
+        if (!options_.on_drift) continue;
+        if (service_.drift_alarms() != alarms_seen_) {
           drifted = true;
+          break;
+        }
+        if (retry_at != kNoRetry && service_.drift_standing().outcomes >= retry_at) {
+          retried = true;
           break;
         }
       }
@@ -63,8 +76,23 @@ void RetrainLoop::loop() {
       triggered_ = false;
     }
     alarms_seen_ = service_.drift_alarms();
-    if (drifted) log_event("info", "retrain_on_drift", {{"drift_alarms", alarms_seen_}});
+    if (drifted) {
+      retry_step = 0;
+      log_event("info", "retrain_on_drift", {{"drift_alarms", alarms_seen_}});
+    } else if (retried) {
+      log_event("info", "retrain_on_drift",
+                {{"drift_alarms", alarms_seen_}, {"retry", true}, {"outcomes", service_.drift_standing().outcomes}});
+    }
     run_once();
+    // An accepted candidate clears the alarm (the swap restarts the drift tests).
+    const Service::DriftStanding standing = service_.drift_standing();
+    if (options_.on_drift && standing.raised) {
+      retry_step = retry_step == 0 ? standing.alarm_outcomes : 2 * retry_step;
+      retry_at = standing.outcomes + retry_step;
+    } else {
+      retry_at = kNoRetry;
+      retry_step = 0;
+    }
   }
 }
 

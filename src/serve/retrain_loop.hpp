@@ -27,7 +27,9 @@ struct RetrainLoopOptions {
   double every_s = 7 * 86400.0;
   RetrainOptions retrain;  // the window, holdout and training settings
   std::string out_path;    // "": <journal>/retrained.model
-  // Also retrain as soon as the drift alarm is raised (checked every second), once per alarm.
+  // Also retrain as soon as the drift alarm is raised (checked every second), once per alarm,
+  // and, while the alarm stands after a refusal, again after as many further outcomes as the
+  // alarm needed, then twice as many each time.
   bool on_drift = false;
 };
 

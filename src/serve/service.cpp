@@ -406,6 +406,13 @@ std::uint64_t Service::drift_alarms() const {
   return drift_alarms_;
 }
 
+Service::DriftStanding Service::drift_standing() const {
+  std::lock_guard lock(outcomes_mutex_);
+  // A state restored from a snapshot has no last alarm: the test's own minimum stands in.
+  return {drift_raised_, matched_ + unmatched_no_id_ + unmatched_unknown_ + unmatched_older_,
+          std::max(drift_.last_alarm().test.count, options_.drift.min_outcomes)};
+}
+
 std::uint64_t Service::history_observed() const {
   std::shared_lock lock(history_mutex_);
   return history_->observed();

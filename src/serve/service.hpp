@@ -152,6 +152,14 @@ class Service {
   OnlineMethod calibration_method() const;
   // Drift alarms raised so far (the retrain thread retrains on a new one: serve/retrain_loop.hpp).
   std::uint64_t drift_alarms() const;
+  // What the retrain thread needs to try again after a refused retrain on drift: whether the
+  // alarm still stands (no model has been swapped in since), how many outcomes the service has
+  // applied, and how many outcomes the last alarm's test had seen when it fired.
+  struct DriftStanding {
+    bool raised = false;
+    std::uint64_t outcomes = 0, alarm_outcomes = 0;
+  };
+  DriftStanding drift_standing() const;
   // Writes a snapshot now (no-op without a journal).
   void snapshot_now();
 
