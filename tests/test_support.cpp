@@ -61,10 +61,22 @@ int run_shell(const std::string& cmd, std::string* output) {
   if (output) *output = std::move(out);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+// Exit 127 is the shell's "command not found", and also what the loader gives when the binary
+// is there but cannot start (a shared library missing): only the first may skip a test (its
+// callers' GTEST_SKIP on 127), the second is a failure, recorded here for every caller.
+void fail_if_it_could_not_start(int rc, const std::string& output) {
+  if (rc == 127 && std::filesystem::exists(TTLPRED_BINARY))
+    ADD_FAILURE() << TTLPRED_BINARY << " exists but exited 127: it could not start (a shared library missing?)\n" << output;
+}
 }  // namespace
 
 int run_cli(const std::string& args, std::string* output) {
-  return run_shell(std::string("'") + TTLPRED_BINARY + "' " + args + " 2>&1", output);
+  std::string out;
+  const int rc = run_shell(std::string("'") + TTLPRED_BINARY + "' " + args + " 2>&1", &out);
+  fail_if_it_could_not_start(rc, out);
+  if (output) *output = std::move(out);
+  return rc;
 }
 
 bool generate_trace(const std::string& quoted_path, int jobs, int seed) {
@@ -82,16 +94,16 @@ int run_cli_split(const std::string& args, std::string* out, std::string* err) {
   const std::string err_path = temp_dir() + "/stderr.txt";
   std::string stdout_text;
   const int rc = run_shell(std::string("'") + TTLPRED_BINARY + "' " + args + " 2> '" + err_path + "'", &stdout_text);
-  if (out) *out = std::move(stdout_text);
-  if (err) {
-    err->clear();
-    if (std::FILE* f = std::fopen(err_path.c_str(), "rb")) {
-      char buf[4096];
-      std::size_t n;
-      while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) err->append(buf, n);
-      std::fclose(f);
-    }
+  std::string err_text;
+  if (std::FILE* f = std::fopen(err_path.c_str(), "rb")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) err_text.append(buf, n);
+    std::fclose(f);
   }
+  fail_if_it_could_not_start(rc, err_text);
+  if (out) *out = std::move(stdout_text);
+  if (err) *err = std::move(err_text);
   return rc;
 }
 

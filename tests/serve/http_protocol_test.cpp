@@ -268,7 +268,10 @@ TEST(HttpProtocol, TransferEncodingNotEndingInChunkedIsRefusedAndNothingIsSmuggl
 
 TEST(HttpProtocol, AThousandIdleConnectionsDoNotStarveBusyOnes) {
   serve::HttpOptions ho;  // the default 8 threads
-  ho.keep_alive_timeout_s = 30;
+  // An hour: the defect this guards made a round wait for idle connections' timeouts, so it
+  // would now hang past the client's patience instead of costing a measurable delay (no
+  // timing window: a slow or sanitized host only adds milliseconds to a served round).
+  ho.keep_alive_timeout_s = 3600;
   test::TestServer s(service_options(), ho);
   // Idle clients of both kinds: connected and silent, and finished with one request and kept
   // alive. Each used to hold a worker until its timeout: 8 of them stopped everything.
@@ -281,17 +284,13 @@ TEST(HttpProtocol, AThousandIdleConnectionsDoNotStarveBusyOnes) {
     }
   }
   auto c = s.client();
+  c.set_read_timeout(static_cast<time_t>(kPatience), 0);
   for (int i = 0; i < 20; ++i) {
-    const auto start = Clock::now();
     auto h = c.Get("/healthz");
     auto p = c.Post("/v1/predict", R"({"user":"alice"})", "application/json");
-    const double took = std::chrono::duration<double>(Clock::now() - start).count();
-    ASSERT_TRUE(h && p);
+    ASSERT_TRUE(h && p) << "round " << i << " got no answer within " << kPatience << " s";
     EXPECT_EQ(h->status, 200);
     EXPECT_EQ(p->status, 200);
-    // The defect this guards made such a round wait for idle connections' timeouts (seconds);
-    // 2 s leaves a sanitized build on a loaded host room while still catching it.
-    EXPECT_LT(took, 2.0) << "round " << i;
   }
   // The idle ones are still served when they speak again.
   for (int i : {0, 1, 998, 999}) {
@@ -303,20 +302,21 @@ TEST(HttpProtocol, AThousandIdleConnectionsDoNotStarveBusyOnes) {
 // A client pool opening many connections at once, silent until it has work: each new
 // connection used to go to a worker that waited 20 ms for its first byte, so 1 000 of them
 // queued a /healthz behind 1 000 x 20 ms / 8 workers (measured 6.1 s with 4 workers). New
-// connections without a byte yet are a pending read like any idle one.
+// connections without a byte yet are a pending read like any idle one. With one worker the
+// defect would queue it 1 000 x 20 ms = 20 s, twice the client's patience: the test
+// catches it with a hang guard, not a timing window.
 TEST(HttpProtocol, ABurstOfSilentConnectionsDelaysNobody) {
-  serve::HttpOptions ho;  // the default 8 threads
-  ho.keep_alive_timeout_s = 30;
+  serve::HttpOptions ho;
+  ho.threads = 1;
+  ho.keep_alive_timeout_s = 3600;
   test::TestServer s(service_options(), ho);
   std::vector<std::unique_ptr<RawConnection>> idle;
   for (int i = 0; i < 1000; ++i) idle.push_back(std::make_unique<RawConnection>(s.port));
   auto c = s.client();
-  const auto start = Clock::now();
+  c.set_read_timeout(static_cast<time_t>(kPatience), 0);
   auto h = c.Get("/healthz");
-  const double took = std::chrono::duration<double>(Clock::now() - start).count();
-  ASSERT_TRUE(h);
+  ASSERT_TRUE(h) << "no answer within " << kPatience << " s";
   EXPECT_EQ(h->status, 200);
-  EXPECT_LT(took, 2.0);  // the defect measured 6.1 s; 2 s is room for a sanitized, loaded host
   // And a silent one is served the moment it speaks.
   idle[500]->send_all("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_NE(idle[500]->read_until(responses(1), kPatience).find("200 OK"), std::string::npos);
