@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -118,12 +119,17 @@ HistoryState Predictor::initial_history() const {
 }
 
 double bound_seconds(double value_s, double requested_ttl_s, const PredictorOptions& options, bool& capped) {
-  double v = std::isfinite(value_s) ? std::max(value_s, options.min_seconds) : options.min_seconds;
+  // NaN reads as +inf, "longer than can be told": the request or the cap answer it, never
+  // the floor, which would kill the job within a minute.
+  double v = std::isnan(value_s) ? std::numeric_limits<double>::infinity() : std::max(value_s, options.min_seconds);
   v = cap_at_request(v, requested_ttl_s);
   if (options.max_ttl_s > 0 && !(requested_ttl_s > 0) && v > options.max_ttl_s) {
     v = options.max_ttl_s;
     capped = true;
   }
+  if (std::isinf(v))
+    throw Error("an answer that is not a finite number (" + std::to_string(value_s) +
+                ") for a job with neither a request nor a cap (--max-ttl 0): nothing bounds it");
   return v;
 }
 

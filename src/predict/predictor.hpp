@@ -151,7 +151,9 @@ inline double cap_at_request(double value_s, double requested_ttl_s) {
 // request (a hard upper bound, even below the floor) or, for a job without one, the global
 // cap. A request longer than the cap stands: the scheduler enforces the request, and HPC
 // queues grant more than 72 h. `capped` is set when the cap cut the value. The one place
-// both serving and evaluation bound their answers.
+// both serving and evaluation bound their answers. A value that is not a number, or +inf
+// (an overflowed decode), is answered by the request or the cap like any long one, never by
+// the floor; without either it throws Error.
 double bound_seconds(double value_s, double requested_ttl_s, const PredictorOptions& options, bool& capped);
 
 }  // namespace ttlpred

@@ -43,6 +43,13 @@ TEST(PredictCli, CsvMatchesTheGoldenFile) {
   const auto lines = lines_of(out);
   ASSERT_EQ(lines.size(), 16u);  // header + jobs 1..15
   EXPECT_EQ(lines[0], "job_id,expected_wall_s,safe_ttl_s,capped");
+  // Job 15 (no submit time) sits at the 60 s floor: the network's own answer, finite and
+  // below it (without the floor: 0.0 s, safe 1.8 s), not a NaN, which would answer the
+  // job's request (7200 s) instead (bound_seconds).
+  EXPECT_EQ(lines[15], "15,60.0,110.2,0");
+  std::string raw;
+  ASSERT_EQ(test::run_cli_split("predict --model '" + model() + "' --data '" + trace() + "' --isa scalar --min-seconds 0", &raw, nullptr), 0);
+  EXPECT_EQ(lines_of(raw).at(15), "15,0.0,1.8,0");
 }
 
 TEST(PredictCli, JsonlMatchesTheGoldenFileAndTheCsvNumbers) {

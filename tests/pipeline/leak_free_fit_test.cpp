@@ -1,12 +1,16 @@
 // Leak-freeness of fitting beyond the history features: jobs submitted after the last
 // training job (the scored part) cannot change anything the model file learns. Their run
-// times and waits are changed wholesale, the model is fitted again with the same seed, and
+// times, waits and every other field are changed wholesale, the model is fitted again with the same seed, and
 // every learned section must come out byte-identical: network, encoder (so it was fitted on
 // training rows only), target transform, safe-TTL calibration, history state, int8 ranges.
+// Every field of theirs changes (renamed categories, scaled numbers), not only the outcome:
+// a vocabulary or a column statistic fitted over all rows would move.
 // Only the provenance's digest of the whole trace may (and must) differ.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "model/model_file.hpp"
 #include "pipeline/fit_model.hpp"
@@ -26,16 +30,33 @@ TEST(LeakFreeFit, ScoredJobsDoNotChangeAnyLearnedByte) {
   const auto submit = split.jobs.num(Field::SubmitTime);
   const double last_train_submit = submit[split.train_rows - 1];
 
-  JobTable changed_trace = trace;
-  auto wall = changed_trace.num_mut(Field::WallTime);
-  auto wait = changed_trace.num_mut(Field::WaitTime);
+  // Every field of the scored rows changes but the submit time, which orders the split:
+  // numbers scaled, categories renamed (values the training rows never had), so that any
+  // statistic fitted over all rows instead of the training rows moves: the vocabulary, the
+  // standardization of each column, the target's residual base, the calibrations.
+  JobTable changed_trace;
+  changed_trace.reserve(trace.rows());
   const auto trace_submit = trace.num(Field::SubmitTime);
   std::size_t changed = 0;
+  JobRecord r;
+  std::vector<std::string> renamed;  // keeps the new names alive while the row is appended
   for (std::size_t i = 0; i < trace.rows(); ++i) {
-    if (!(trace_submit[i] > last_train_submit)) continue;  // NaN submit times stay too
-    if (!std::isnan(wall[i])) wall[i] = wall[i] * 3 + 7;
-    if (!std::isnan(wait[i])) wait[i] = wait[i] * 2 + 1;
-    ++changed;
+    trace.record(i, r);
+    if (trace_submit[i] > last_train_submit) {  // NaN submit times stay too
+      renamed.clear();
+      renamed.reserve(kNumFields);
+      for (const auto& f : kFields) {
+        if (f.field == Field::SubmitTime || !r.known(f.field)) continue;
+        if (is_category(f.field)) {
+          renamed.push_back("leak-" + std::string(r.text(f.field)));
+          r.text(f.field) = renamed.back();
+        } else {
+          r[f.field] = r[f.field] * 3 + 7;
+        }
+      }
+      ++changed;
+    }
+    changed_trace.append(r);
   }
   ASSERT_GT(changed, 400u);
   const ChronologicalSplit changed_split = chronological_split(changed_trace, 0.8);

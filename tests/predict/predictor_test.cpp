@@ -207,10 +207,31 @@ TEST(Predictor, BoundsByHand) {
   PredictorOptions o;  // floor 60 s, cap 72 h
   bool capped = false;
   EXPECT_EQ(bound_seconds(10.0, 0.0, o, capped), 60.0);  // floor
-  EXPECT_EQ(bound_seconds(std::numeric_limits<double>::quiet_NaN(), 0.0, o, capped), 60.0);
   EXPECT_EQ(bound_seconds(-std::numeric_limits<double>::infinity(), 0.0, o, capped), 60.0);
-  EXPECT_EQ(bound_seconds(std::numeric_limits<double>::infinity(), 0.0, o, capped), 60.0);  // not finite: the floor
   EXPECT_FALSE(capped);
+  // Not a number, or an overflow: longer than can be told, so the request or the cap, never
+  // the floor (a TTL of 60 s would kill the job); with neither, an error.
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(bound_seconds(nan, 7200.0, o, capped), 7200.0);
+  EXPECT_EQ(bound_seconds(inf, 7200.0, o, capped), 7200.0);
+  EXPECT_FALSE(capped);
+  EXPECT_EQ(bound_seconds(nan, 0.0, o, capped), 259200.0);
+  EXPECT_TRUE(capped);
+  capped = false;
+  EXPECT_EQ(bound_seconds(inf, 0.0, o, capped), 259200.0);
+  EXPECT_TRUE(capped);
+  capped = false;
+  {
+    PredictorOptions no_cap;
+    no_cap.max_ttl_s = 0;
+    bool c = false;
+    try {
+      bound_seconds(nan, 0.0, no_cap, c);
+      ADD_FAILURE() << "a NaN without request or cap was answered";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("not a finite number"), std::string::npos) << e.what();
+    }
+  }
   EXPECT_EQ(bound_seconds(5000.0, 3000.0, o, capped), 3000.0);  // the request
   EXPECT_EQ(bound_seconds(10.0, 30.0, o, capped), 30.0);        // the request wins even below the floor
   EXPECT_FALSE(capped);
