@@ -71,7 +71,9 @@ bool host_supports(Isa isa) {
 
 bool isa_implemented(Isa) { return true; }
 
-bool isa_emulated(Isa isa) { return isa == Isa::Avx512 || isa == Isa::Avx512Vnni || isa == Isa::Avx512Bf16; }
+bool isa_emulated(Isa isa) {
+  return isa == Isa::Avx512 || isa == Isa::Avx512Vnni || isa == Isa::Avx512Bf16 || isa == Isa::Avx512Amx;
+}
 
 std::vector<Isa> usable_isas() {
   std::vector<Isa> out;

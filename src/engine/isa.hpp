@@ -19,8 +19,8 @@ bool host_supports(Isa isa);
 // avx512-vnni, avx512-bf16, avx512-amx); kept for builds that may leave some out.
 bool isa_implemented(Isa isa);
 // Whether `isa`'s kernels can also run on the portable model of their instructions
-// (CompileOptions::emulated), on any host: the three AVX-512 ones (not avx512-amx, whose
-// tile instructions have no model).
+// (CompileOptions::emulated), on any host: the three AVX-512 ones and avx512-amx (its tiles
+// on arch/amx/amx_tiles_emulated.hpp).
 bool isa_emulated(Isa isa);
 // The ISAs both implemented and supported here, scalar first.
 std::vector<Isa> usable_isas();

@@ -161,5 +161,6 @@ const KernelSet& avx512amx_kernels();
 const KernelSet& avx512_emulated_kernels();
 const KernelSet& avx512vnni_emulated_kernels();
 const KernelSet& avx512bf16_emulated_kernels();
+const KernelSet& avx512amx_emulated_kernels();
 
 }  // namespace ttlpred::engine::detail

@@ -33,7 +33,7 @@ const detail::KernelSet& kernels_for(Isa isa, bool emulated) {
     case Isa::Avx512: return emulated ? detail::avx512_emulated_kernels() : detail::avx512_kernels();
     case Isa::Avx512Vnni: return emulated ? detail::avx512vnni_emulated_kernels() : detail::avx512vnni_kernels();
     case Isa::Avx512Bf16: return emulated ? detail::avx512bf16_emulated_kernels() : detail::avx512bf16_kernels();
-    case Isa::Avx512Amx: return detail::avx512amx_kernels();
+    case Isa::Avx512Amx: return emulated ? detail::avx512amx_emulated_kernels() : detail::avx512amx_kernels();
     default: return detail::scalar_kernels();
   }
 }
@@ -276,7 +276,7 @@ Plan compile(const MlpModel& input_model, Variant variant, const CompileOptions&
                 "' has no kernels in this build (implemented: scalar, avx2, avx512, avx512-vnni, avx512-bf16, avx512-amx)");
   if (options.emulated && !isa_emulated(isa))
     throw Error("ISA '" + std::string(isa_name(isa)) +
-                "' has no emulated kernels (emulated: avx512, avx512-vnni, avx512-bf16)");
+                "' has no emulated kernels (emulated: avx512, avx512-vnni, avx512-bf16, avx512-amx)");
   if (!options.emulated && !host_supports(isa))
     throw Error("ISA '" + std::string(isa_name(isa)) + "' is not supported by this CPU");
 

@@ -22,7 +22,7 @@ namespace ttlpred::engine {
 struct CompileOptions {
   std::optional<Isa> isa;  // pin an instruction set; default: the best usable one
   // Run `isa`'s kernels on a portable model of its instructions (isa_emulated()): checks
-  // the AVX-512 kernels on hosts without AVX-512. Many times slower; never a default.
+  // the AVX-512 and AMX kernels on hosts without them. Many times slower; never a default.
   bool emulated = false;
   // Activation ranges for int8-static and int8-2:4 (quant::calibrate, or a model file's).
   std::optional<quant::CalibrationTable> calibration;

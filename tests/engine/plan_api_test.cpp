@@ -70,7 +70,7 @@ TEST(Isas, NamesAndPinning) {
   EXPECT_TRUE(host_supports(best_isa()));
   const MlpModel m = test::random_model(4, {}, {8}, 1, 1);
   CompileOptions opt;
-  for (Isa isa : {Isa::Avx512, Isa::Avx512Vnni, Isa::Avx512Bf16}) {
+  for (Isa isa : {Isa::Avx512, Isa::Avx512Vnni, Isa::Avx512Bf16, Isa::Avx512Amx}) {
     opt.isa = isa;
     opt.emulated = false;
     if (!host_supports(isa)) {
@@ -217,8 +217,8 @@ TEST(Packing, KernelNamesSayWhichInstructionsTheyNeed) {
       EXPECT_EQ(names[0], want) << isa_name(r.isa) << " " << variant_name(r.variant);
       ++checked;
     }
-  // Scalar and the three emulated AVX-512 sets run on every host.
-  EXPECT_GE(checked, 2u + 9u);
+  // Scalar and the emulated AVX-512 and AMX sets run on every host.
+  EXPECT_GE(checked, 2u + 12u);
 }
 
 // Every calibration method yields an int8-static plan that generalizes to new inputs.

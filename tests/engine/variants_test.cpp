@@ -79,7 +79,7 @@ std::vector<Case> all_cases() {
   std::vector<Case> c;
   for (Isa isa : usable_isas())
     for (Variant v : kAllVariants) c.push_back({v, isa});
-  for (Isa isa : {Isa::Avx512, Isa::Avx512Vnni, Isa::Avx512Bf16})
+  for (Isa isa : {Isa::Avx512, Isa::Avx512Vnni, Isa::Avx512Bf16, Isa::Avx512Amx})
     if (!host_supports(isa))
       for (Variant v : kAllVariants) c.push_back({v, isa, true});
   return c;
@@ -196,7 +196,7 @@ TEST_P(VariantTest, PlanIsSafeToShareAcrossThreads) {
 // variants also differ in the row quantizer, AVX2's against the scalar one.)
 TEST(Avx512Emulation, NativeAndEmulatedTilesAgreeBitForBit) {
   bool ran = false;
-  for (Isa isa : {Isa::Avx512, Isa::Avx512Vnni, Isa::Avx512Bf16}) {
+  for (Isa isa : {Isa::Avx512, Isa::Avx512Vnni, Isa::Avx512Bf16, Isa::Avx512Amx}) {
     if (!host_supports(isa)) continue;
     ran = true;
     for (std::size_t s = 0; s < shapes().size(); ++s) {
@@ -223,15 +223,18 @@ TEST(Avx512Emulation, NativeAndEmulatedTilesAgreeBitForBit) {
 // The AMX int8 tiles sum the same u8 x s8 products exactly (int32) as vpdpbusd, and share
 // the row quantizer and the epilogue with the BF16 set: outputs must agree bit for bit.
 // This checks the tile indexing (blocks, panel pairs, input tiles) beyond the reference's
-// tolerance.
+// tolerance: on the emulation of both sets on every host (arch/amx/amx_tiles_emulated.hpp),
+// and natively where the host has AMX.
 TEST(Avx512Amx, Int8TilesAgreeWithVnniBitForBit) {
-  if (!host_supports(Isa::Avx512Amx)) GTEST_SKIP() << "no AMX on this host (or the kernel denies its tile state)";
+  for (bool emulated : {true, false}) {
+    if (!emulated && !host_supports(Isa::Avx512Amx)) continue;  // the native check: AMX hosts only
   for (std::size_t s = 0; s < shapes().size(); ++s) {
     const Prepared& p = prepared()[s];
     for (Variant v : {Variant::Int8Dynamic, Variant::Int8Static}) {
       CompileOptions amx, vnni;
       amx.isa = Isa::Avx512Amx;
       vnni.isa = Isa::Avx512Bf16;
+      amx.emulated = vnni.emulated = emulated;
       if (variant_needs_calibration(v)) {
         const test::Inputs& calib = p.inputs.back();
         amx.calibration = vnni.calibration = quant::calibrate(p.model, calib.dense.data(),
@@ -241,7 +244,7 @@ TEST(Avx512Amx, Int8TilesAgreeWithVnniBitForBit) {
       const Plan a = compile(p.model, v, amx), b = compile(p.model, v, vnni);
       for (std::size_t t = 0; t < p.inputs.size(); ++t) {
         SCOPED_TRACE(std::string(shapes()[s].name) + " " + std::string(variant_name(v)) + " batch " +
-                     std::to_string(shapes()[s].batches[t]));
+                     std::to_string(shapes()[s].batches[t]) + (emulated ? " (emulated)" : ""));
         const test::Inputs& in = p.inputs[t];
         const std::size_t rows = shapes()[s].batches[t];
         std::vector<float> ya(rows * a.outputs()), yb(rows * b.outputs());
@@ -252,9 +255,10 @@ TEST(Avx512Amx, Int8TilesAgreeWithVnniBitForBit) {
       }
     }
   }
+  }
 }
 
-// The VNNI and BF16 int8 kernels (native where the host has them, emulated everywhere) do
+// The VNNI, BF16 and AMX int8 kernels (native where the host has them, emulated everywhere) do
 // the scalar kernels' integer arithmetic on the same 8-bit codes, in another order: their
 // outputs agree with scalar int8 to float round-off of the requantization (1e-5 of the
 // output scale; 6e-7 measured), except where a value sits on a code's rounding boundary
@@ -262,7 +266,7 @@ TEST(Avx512Amx, Int8TilesAgreeWithVnniBitForBit) {
 // on rare outputs (1 of 1243 here, 2:4, 5e-3 of the scale). A kernel that lost a bit of the
 // activations (as vpmaddubsw's 7-bit ones do) moves nearly every output, by up to 0.13.
 TEST(Int8KernelSets, VnniAndBf16KeepTheScalarEightBitCodes) {
-  for (Isa isa : {Isa::Avx512Vnni, Isa::Avx512Bf16})
+  for (Isa isa : {Isa::Avx512Vnni, Isa::Avx512Bf16, Isa::Avx512Amx})
     for (bool emulated : {false, true}) {
       if (!emulated && !host_supports(isa)) continue;
       for (Variant v : {Variant::Int8Dynamic, Variant::Int8Static, Variant::Int8Sparse24}) {

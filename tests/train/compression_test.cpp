@@ -67,11 +67,12 @@ double rmse_z(const std::vector<float>& a, const std::vector<float>& b) {
   return std::sqrt(s / static_cast<double>(a.size()));
 }
 
-// Every int8 kernel set: run natively where the host has it, and (AVX-512 sets) on the
-// emulation of their instructions everywhere.
+// Every int8 kernel set: run natively where the host has it, and (AVX-512 and AMX sets) on
+// the emulation of their instructions everywhere. (The BF16 set's int8 kernels are VNNI's.)
 std::vector<engine::Isa> usable_isas() {
   std::vector<engine::Isa> out;
-  for (engine::Isa isa : {engine::Isa::Scalar, engine::Isa::Avx2, engine::Isa::Avx512, engine::Isa::Avx512Vnni})
+  for (engine::Isa isa : {engine::Isa::Scalar, engine::Isa::Avx2, engine::Isa::Avx512, engine::Isa::Avx512Vnni,
+                          engine::Isa::Avx512Amx})
     if (engine::isa_implemented(isa) && (engine::host_supports(isa) || engine::isa_emulated(isa))) out.push_back(isa);
   return out;
 }
