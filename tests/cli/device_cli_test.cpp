@@ -7,7 +7,11 @@
 // library the program links) and the host: each test asserts the case it is in.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "golden.hpp"
 #include "predict/device.hpp"
@@ -113,6 +117,60 @@ TEST(DeviceCli, IsaPinsTheCpuAndIsRefusedWithCuda) {
     EXPECT_NE(err.find("--isa avx2 pins the CPU's instruction set; it does not apply to --device cuda"),
               std::string::npos)
         << err;
+  }
+}
+
+// The times of a `predict` CSV (job_id,expected_wall_s,safe_ttl_s,capped), job by job; the
+// job ids and capped flags in `keys`.
+std::vector<double> times_of(const std::string& csv, std::vector<std::string>* keys) {
+  std::istringstream in(csv);
+  std::string line, field;
+  std::vector<double> out;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    std::istringstream row(line);
+    for (int f = 0; std::getline(row, field, ','); ++f)
+      if (f == 1 || f == 2)
+        out.push_back(std::stod(field));
+      else
+        keys->push_back(field);
+  }
+  return out;
+}
+
+// Where a GPU is (a CUDA build on a host with one): `--device cuda` answers what the CPU
+// answers, job by job, for every variant the CUDA backend runs. Each backend's variant is
+// within the variant's tolerance of the exact network (tests/engine/variants_test.cpp,
+// tests/engine_cuda/), so the two differ by less than twice what the variant costs: the
+// bound is twice the CPU variant's largest relative distance from the CPU's fp32 answer on
+// these jobs (fp16: 8.8e-4, int8-static: 6.8e-2 on this model), plus fp32's own 1e-4 and
+// the CSV's 0.1 s rounding. int8-static runs on the model quantized on the same trace.
+TEST(DeviceCli, CudaAnswersWhatTheCpuAnswersForEveryVariantItRuns) {
+  if (!build_has_cuda_backend()) GTEST_SKIP() << "this build has no CUDA backend (no nvcc; docs/gpu-backend.md)";
+  const std::string quantized = test::temp_dir() + "/device-cli-int8.model";
+  std::string out, err;
+  ASSERT_EQ(test::run_cli_split("quantize --model '" + model() + "' --calib '" + trace() + "' --out '" + quantized + "'", &out, &err), 0)
+      << err;
+  const std::string args = "predict --model '" + quantized + "' --data '" + trace() + "' --variant ";
+  std::vector<std::string> reference_keys;
+  ASSERT_EQ(test::run_cli_split(args + "fp32 --device cpu", &out, &err), 0) << err;
+  const std::vector<double> fp32 = times_of(out, &reference_keys);
+  ASSERT_EQ(fp32.size(), 2u * 15u);
+  for (const char* variant : {"fp32", "fp16", "int8-static"}) {
+    SCOPED_TRACE(variant);
+    std::string cpu_csv, gpu_csv;
+    const int rc = test::run_cli_split(args + variant + " --device cuda", &gpu_csv, &err);
+    if (rc != 0) GTEST_SKIP() << "no usable GPU here: " << err;
+    ASSERT_EQ(test::run_cli_split(args + variant + " --device cpu", &cpu_csv, &err), 0) << err;
+    std::vector<std::string> cpu_keys, gpu_keys;
+    const std::vector<double> cpu = times_of(cpu_csv, &cpu_keys), gpu = times_of(gpu_csv, &gpu_keys);
+    ASSERT_EQ(gpu.size(), cpu.size());
+    EXPECT_EQ(gpu_keys, cpu_keys);
+    double cost = 0;  // the variant's largest relative distance from fp32 on the CPU
+    for (std::size_t i = 0; i < cpu.size(); ++i) cost = std::max(cost, std::abs(cpu[i] - fp32[i]) / std::max(fp32[i], 1.0));
+    for (std::size_t i = 0; i < cpu.size(); ++i)
+      EXPECT_NEAR(gpu[i], cpu[i], (2 * cost + 1e-4) * std::max(cpu[i], gpu[i]) + 0.1)
+          << "job " << cpu_keys[2 * (i / 2)] << (i % 2 ? " safe_ttl_s" : " expected_wall_s");
   }
 }
 
