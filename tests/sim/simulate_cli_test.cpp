@@ -37,7 +37,9 @@ int generate_trace(const std::string& dir, int jobs, int seed, std::string* out)
   if ((rc) == 127) GTEST_SKIP() << "build the ttlpred target to run this test"
 
 // predictsim's published EASY-with-requests result on KTH-SP2 (28,481 jobs): average bounded
-// slowdown 92.577 (docs/SIMULATION.md, "Validation"); the stated tolerance is 3 %.
+// slowdown 92.577 (docs/SIMULATION.md, "Validation"); the stated tolerance is 3 %. The
+// simulation has no trained model and no randomness, so its own figure is pinned as well
+// (92.76606, 2026-12-05): any change to the scheduler's decisions moves it.
 TEST(SimulateCli, ReproducesThePublishedEasyFigureOnKth) {
   const std::string kth = test::shared_trace("KTH-SP2__log.swf");
   if (kth.empty()) GTEST_SKIP() << "no shared/ traces";
@@ -51,6 +53,7 @@ TEST(SimulateCli, ReproducesThePublishedEasyFigureOnKth) {
   EXPECT_EQ(j["jobs"], 28481);
   EXPECT_EQ(j["procs"], 100);  // from the header's MaxProcs
   EXPECT_NEAR(j["avg_bounded_slowdown"].get<double>(), 92.577, 0.03 * 92.577);
+  EXPECT_NEAR(j["avg_bounded_slowdown"].get<double>(), 92.76605843547983, 1e-9 * 92.766);
 }
 
 TEST(SimulateCli, WritesTheScheduleAndTimeSeries) {
