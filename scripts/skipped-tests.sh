@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Lists the tests the last ctest run in BUILD_DIR skipped, each with the reason its GTEST_SKIP
-# gave (ctest itself prints only "Skipped"), or a placeholder test's "skipped: ..." line, so that a test that stops running on some host
-# is seen with its cause rather than taken for a pass. Usage: scripts/skipped-tests.sh BUILD_DIR
+# Lists the tests the last ctest run in BUILD_DIR skipped, each with its reason (ctest itself
+# prints only "Skipped"): a GTEST_SKIP's message, a placeholder test's "skipped: ..." line, or
+# pytest's -rs lines. A test that stops running on some host is then seen with its cause
+# rather than taken for a pass. Usage: scripts/skipped-tests.sh BUILD_DIR
 set -euo pipefail
 log="${1:?usage: scripts/skipped-tests.sh BUILD_DIR}/Testing/Temporary/LastTest.log"
 [ -f "$log" ] || { echo "no ctest log at $log" >&2; exit 1; }
