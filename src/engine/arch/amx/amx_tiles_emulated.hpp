@@ -9,12 +9,13 @@
 //   the four products u8(A[m][4k+i]) x s8(B[k][4n+i]), added to C[m][n] with int32
 //   wrap-around: exact integer arithmetic, so the emulated int8 tiles must equal the
 //   vpdpbusd tiles bit for bit, as the real ones do;
-// - tdpbf16ps: for each row m and column n, C[m][n] (fp32) += A[m][2k] B[k][2n], then
-//   += A[m][2k+1] B[k][2n+1], for each k in order; a product of two bf16 is exact in fp32,
-//   each sum rounded to nearest even; denormal inputs and results are zero (the instruction
-//   does not consult MXCSR). The order of the two adds of a pair is the model's reading of
-//   the definition, not checked on a CPU: bf16 is checked against the FP64 reference within
-//   its tolerance, as the vector tiles are.
+// - tdpbf16ps: for each row m and column n, two fp32 sums from zero, one over the even
+//   elements of the pairs (A[m][2k] B[k][2n]) and one over the odd ones, each an FMA per k
+//   in order; then C[m][n] += (even + odd). Every step rounds to nearest even; denormal
+//   inputs read as zero and denormal results are flushed (the instruction does not consult
+//   MXCSR). This is the SDM's operation as the Bochs emulator also models it; it is not
+//   checked on an AMX CPU here, so bf16 is held to the FP64 reference's tolerance, as the
+//   vector tiles are.
 // Compiled without any instruction-set flag, with the vector policy Vec16Emulated.
 #include <cmath>
 #include <cstddef>
@@ -79,11 +80,13 @@ struct AmxEmulated {
     const std::size_t rows = s.cfg.rows[c], columns = s.cfg.colsb[c] / 4u, depth = s.cfg.colsb[a] / 4u;
     for (std::size_t m = 0; m < rows; ++m)
       for (std::size_t n = 0; n < columns; ++n) {
-        float acc;
-        std::memcpy(&acc, s.tile[c][m] + 4 * n, 4);
+        float sums[2] = {0.0f, 0.0f};  // over the even and the odd elements of the pairs
         for (std::size_t k = 0; k < depth; ++k)
           for (std::size_t i = 0; i < 2; ++i)
-            acc = flush(std::fma(bf16(s.tile[a][m] + 4 * k + 2 * i), bf16(s.tile[b][k] + 4 * n + 2 * i), acc));
+            sums[i] = flush(std::fma(bf16(s.tile[a][m] + 4 * k + 2 * i), bf16(s.tile[b][k] + 4 * n + 2 * i), sums[i]));
+        float acc;
+        std::memcpy(&acc, s.tile[c][m] + 4 * n, 4);
+        acc = flush(flush(acc) + flush(sums[0] + sums[1]));
         std::memcpy(s.tile[c][m] + 4 * n, &acc, 4);
       }
   }
