@@ -59,20 +59,31 @@ std::string version(httplib::Client& c) {
   return r && r->status == 200 ? json::parse(r->body)["model_version"].get<std::string>() : std::string();
 }
 
-TEST(ServeRetrain, DriftRaisesTheAlarmRetrainsSwapsWithNoFailedRequest) {
-  if (!fs::exists(test::cli_binary())) GTEST_SKIP() << "build the ttlpred target first";
-  const std::string dir = test::temp_dir(), trace = dir + "/drift.csv", model = dir + "/current.model";
-  std::string out;
-  ASSERT_EQ(test::run_cli("generate --jobs 10000 --days 8 --seed 5 --drift-version-day 4 --drift-version-factor 3 --out " + trace, &out), 0) << out;
-  ASSERT_EQ(test::run_cli("train --data " + trace + " --split 0.45 --hidden 16,16 --epochs 4 --threads 1 --quiet --out " + model, &out), 0)
-      << out;
-  // 10 000 jobs: the 5 500 outcomes after the split hold about 1 000 of the slower MC jobs'
-  // outcomes, what the per-group drift test needs at its default threshold (400) to fire on
-  // a 3x slower release (docs/ACCURACY.md, "Tuning the drift alarm").
-  ReadReport report;
-  const ChronologicalSplit split = chronological_split(read_trace(trace, report), 0.45);
-  const JobTable& jobs = split.jobs;
+// The trace whose MC jobs turn 3x slower half way and a small model trained on its first
+// 45 %. 10 000 jobs: the 5 500 outcomes after the split hold about 1 000 of the slower MC
+// jobs' outcomes, what the per-group drift test needs at its default threshold (400) to fire
+// on a 3x slower release (docs/ACCURACY.md, "Tuning the drift alarm").
+class ServeRetrain : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(test::cli_binary())) GTEST_SKIP() << "build the ttlpred target first";
+    dir = test::temp_dir();
+    model = dir + "/current.model";
+    const std::string trace = dir + "/drift.csv";
+    std::string out;
+    ASSERT_EQ(test::run_cli("generate --jobs 10000 --days 8 --seed 5 --drift-version-day 4 --drift-version-factor 3 --out " + trace, &out), 0)
+        << out;
+    ASSERT_EQ(test::run_cli("train --data " + trace + " --split 0.45 --hidden 16,16 --epochs 4 --threads 1 --quiet --out " + model, &out), 0)
+        << out;
+    ReadReport report;
+    split = chronological_split(read_trace(trace, report), 0.45);
+  }
+  std::string dir, model;
+  ChronologicalSplit split;
+};
 
+TEST_F(ServeRetrain, DriftRaisesTheAlarmRetrainsSwapsWithNoFailedRequest) {
+  const JobTable& jobs = split.jobs;
   const std::string journal = dir + "/journal";
   test::ServeChild child(model, journal,
                          {"--calibration", "aci", "--retrain-every", "1h", "--retrain-on-drift", "--retrain-window", "0"});
@@ -198,15 +209,7 @@ TEST(ServeRetrain, DriftRaisesTheAlarmRetrainsSwapsWithNoFailedRequest) {
 // outcomes, first after as many as the alarm's test needed, then twice as many each time. A
 // --retrain-window of one second makes every retrain fail (too few outcomes in it), on every
 // host, so that the count of tries is the schedule's alone.
-TEST(ServeRetrain, ARetrainThatFailsOnDriftIsTriedAgainOnMoreOutcomesWithBackoff) {
-  if (!fs::exists(test::cli_binary())) GTEST_SKIP() << "build the ttlpred target first";
-  const std::string dir = test::temp_dir(), trace = dir + "/drift.csv", model = dir + "/current.model";
-  std::string out;
-  ASSERT_EQ(test::run_cli("generate --jobs 10000 --days 8 --seed 5 --drift-version-day 4 --drift-version-factor 3 --out " + trace, &out), 0) << out;
-  ASSERT_EQ(test::run_cli("train --data " + trace + " --split 0.45 --hidden 16,16 --epochs 4 --threads 1 --quiet --out " + model, &out), 0)
-      << out;
-  ReadReport report;
-  const ChronologicalSplit split = chronological_split(read_trace(trace, report), 0.45);
+TEST_F(ServeRetrain, ARetrainThatFailsOnDriftIsTriedAgainOnMoreOutcomesWithBackoff) {
   const JobTable& jobs = split.jobs;
   test::ServeChild child(model, dir + "/journal",
                          {"--retrain-every", "1h", "--retrain-on-drift", "--retrain-window", "1s"});
