@@ -1,3 +1,8 @@
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include <onnx/checker.h>
 
 #include "interop/onnx_graph.hpp"
@@ -75,9 +80,16 @@ onnx::ModelProto mlp_to_onnx_int8(const MlpModel& mlp, const Int8Layers& q, cons
 
 namespace {
 
-// x -> Clip to the representable range -> QuantizeLinear (u8) -> DequantizeLinear; returns
-// the dequantized name.
-std::string add_activation_qdq(onnx::GraphProto& g, const std::string& x, const std::string& id, float lo, float hi, float qmax) {
+// x -> QuantizeLinear (u8) -> DequantizeLinear; returns the dequantized name and the scale.
+// A grid of fewer than 256 codes (qmax < 255) is clipped to its range first; on the full u8
+// grid QuantizeLinear's own saturation at 0 and 255 is that clip, and leaving the Clip node
+// out lets ONNX Runtime fuse the layer into one int8 QGemm.
+struct QdqActivation {
+  std::string name;
+  float scale;
+};
+QdqActivation add_activation_qdq(onnx::GraphProto& g, const std::string& x, const std::string& id, float lo, float hi,
+                                 float qmax) {
   const quant::QuantParams p = quant::quant_params({lo, hi}, qmax);
   const float zp = p.zero_point;
   add_float_tensor(g, "act_scale_" + id, {}, {p.scale});
@@ -85,16 +97,21 @@ std::string add_activation_qdq(onnx::GraphProto& g, const std::string& x, const 
   z->set_name("act_zero_point_" + id);
   z->set_data_type(onnx::TensorProto::UINT8);
   z->add_int32_data(static_cast<std::int32_t>(zp));
-  add_float_tensor(g, "act_min_" + id, {}, {p.scale * (0.0f - zp)});
-  add_float_tensor(g, "act_max_" + id, {}, {p.scale * (qmax - zp)});
-  add_node(g, "Clip", "clip_" + id, {x, "act_min_" + id, "act_max_" + id}, "clipped_" + id);
-  add_node(g, "QuantizeLinear", "quantize_" + id, {"clipped_" + id, "act_scale_" + id, "act_zero_point_" + id}, "q_" + id);
+  std::string input = x;
+  if (qmax < 255.0f) {
+    add_float_tensor(g, "act_min_" + id, {}, {p.scale * (0.0f - zp)});
+    add_float_tensor(g, "act_max_" + id, {}, {p.scale * (qmax - zp)});
+    add_node(g, "Clip", "clip_" + id, {x, "act_min_" + id, "act_max_" + id}, "clipped_" + id);
+    input = "clipped_" + id;
+  }
+  add_node(g, "QuantizeLinear", "quantize_" + id, {input, "act_scale_" + id, "act_zero_point_" + id}, "q_" + id);
   add_node(g, "DequantizeLinear", "dequantize_" + id, {"q_" + id, "act_scale_" + id, "act_zero_point_" + id}, "dq_" + id);
-  return "dq_" + id;
+  return {"dq_" + id, p.scale};
 }
 
-// Int8 weight per output channel and its DequantizeLinear; returns the float weight's name.
-std::string add_weight_dq(onnx::GraphProto& g, const DenseLayer& l, const std::string& id) {
+// Int8 weight per output channel and its DequantizeLinear (the float weight is named
+// "weight_<id>"); returns the channels' scales.
+std::vector<float> add_weight_dq(onnx::GraphProto& g, const DenseLayer& l, const std::string& id) {
   auto* w = g.add_initializer();
   w->set_name("weight_q_" + id);
   w->set_data_type(onnx::TensorProto::INT8);
@@ -115,7 +132,42 @@ std::string add_weight_dq(onnx::GraphProto& g, const DenseLayer& l, const std::s
   int_attr(add_node(g, "DequantizeLinear", "dequantize_weight_" + id, {"weight_q_" + id, "weight_scale_" + id, "weight_zero_point_" + id},
                     "weight_" + id),
            "axis", 0);
-  return "weight_" + id;
+  return scales;
+}
+
+// The layer's bias as int32 on the grid of its int32 sums (scale activation scale x weight
+// scale per channel, zero point 0) and its DequantizeLinear, named "bias_<id>": the form
+// ONNX Runtime's QDQ selector takes for Gemm's third input, so that the layer becomes one
+// QGemm (a float bias leaves a float Gemm that dequantizes its weights on every call). The
+// rounding moves an output by at most half a step of that grid, below the activations' own
+// rounding. A bias beyond int32 on that grid stays float (the layer then runs in float).
+void add_bias(onnx::GraphProto& g, const std::vector<float>& bias, float act_scale, const std::vector<float>& weight_scales,
+              const std::string& id) {
+  std::vector<std::int32_t> codes(bias.size());
+  std::vector<float> scales(bias.size());
+  for (std::size_t o = 0; o < bias.size(); ++o) {
+    scales[o] = act_scale * weight_scales[o];
+    const double c = std::nearbyint(static_cast<double>(bias[o]) / scales[o]);
+    if (!(scales[o] > 0.0f) || !(std::fabs(c) < 2147483647.0)) {
+      add_float_tensor(g, "bias_" + id, {static_cast<std::int64_t>(bias.size())}, bias);
+      return;
+    }
+    codes[o] = static_cast<std::int32_t>(c);
+  }
+  auto* b = g.add_initializer();
+  b->set_name("bias_q_" + id);
+  b->set_data_type(onnx::TensorProto::INT32);
+  b->add_dims(static_cast<std::int64_t>(bias.size()));
+  b->mutable_int32_data()->Add(codes.begin(), codes.end());
+  add_float_tensor(g, "bias_scale_" + id, {static_cast<std::int64_t>(bias.size())}, scales);
+  auto* z = g.add_initializer();
+  z->set_name("bias_zero_point_" + id);
+  z->set_data_type(onnx::TensorProto::INT32);
+  z->add_dims(static_cast<std::int64_t>(bias.size()));
+  for (std::size_t o = 0; o < bias.size(); ++o) z->add_int32_data(0);
+  int_attr(add_node(g, "DequantizeLinear", "dequantize_bias_" + id, {"bias_q_" + id, "bias_scale_" + id, "bias_zero_point_" + id},
+                    "bias_" + id),
+           "axis", 0);
 }
 
 onnx::ModelProto build(const MlpModel& mlp, const Int8Layers* q, const std::string& doc) {
@@ -171,9 +223,9 @@ onnx::ModelProto build(const MlpModel& mlp, const Int8Layers* q, const std::stri
       dense_part.out = layer.out;
       for (std::uint32_t o = 0; o < layer.out; ++o)
         for (std::uint32_t k = 0; k < mlp.dense_inputs; ++k) dense_part.weight.push_back(layer.weight[static_cast<std::size_t>(o) * layer.in + k]);
-      x = add_activation_qdq(g, x, id, q->act_lo[l], q->act_hi[l], q->act_qmax);
-      add_weight_dq(g, dense_part, id);
-      add_float_tensor(g, "bias_" + id, {layer.out}, layer.bias);
+      const QdqActivation a = add_activation_qdq(g, x, id, q->act_lo[l], q->act_hi[l], q->act_qmax);
+      x = a.name;
+      add_bias(g, layer.bias, a.scale, add_weight_dq(g, dense_part, id), id);
       int_attr(add_node(g, "Gemm", "dense_" + id, {x, "weight_" + id, "bias_" + id}, "dense_sum_" + id), "transB", 1);
       auto* sum = g.add_node();
       sum->set_op_type("Sum");
@@ -206,12 +258,13 @@ onnx::ModelProto build(const MlpModel& mlp, const Int8Layers* q, const std::stri
       continue;
     }
     if (q) {
-      x = add_activation_qdq(g, x, id, q->act_lo[l], q->act_hi[l], q->act_qmax);
-      add_weight_dq(g, layer, id);
+      const QdqActivation a = add_activation_qdq(g, x, id, q->act_lo[l], q->act_hi[l], q->act_qmax);
+      x = a.name;
+      add_bias(g, layer.bias, a.scale, add_weight_dq(g, layer, id), id);
     } else {
       add_float_tensor(g, "weight_" + id, {layer.out, layer.in}, layer.weight);
+      add_float_tensor(g, "bias_" + id, {layer.out}, layer.bias);
     }
-    add_float_tensor(g, "bias_" + id, {layer.out}, layer.bias);
     const std::string lin = last && layer.act == Activation::None ? std::string(kOutput) : "linear_" + id;
     int_attr(add_node(g, "Gemm", "dense_" + id, {x, "weight_" + id, "bias_" + id}, lin), "transB", 1);
     x = add_activation(g, layer.act, lin, id, last);

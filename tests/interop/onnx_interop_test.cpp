@@ -325,8 +325,14 @@ TEST(OnnxExport, OnnxRuntimeComputesWhatTtlpredComputes) {
 
   // The int8-static variant as QDQ, against ttlpred's int8-static plan on the same inputs:
   // the same int8 grid, but ONNX Runtime rounds x / scale where ttlpred's kernels round
-  // x * (1 / scale) and requantize from int32 sums, so a code may differ by one step; judged
-  // against one standard deviation of the target (floor 1).
+  // x * (1 / scale), and its QGemm requantizes from int32 sums its own way, so at each of the
+  // four quantized inputs a code may differ by one step (a tenth of the rows differ; the
+  // largest difference seen is 0.036 over 20,000 rows, where each is 0.08 from the fp32
+  // network). Judged against one standard deviation of the target (floor 1) at the
+  // int8-static variant's own bound against the FP64 reference (engine/variants_test.cpp:
+  // 5e-2): a wrong scale, zero point or weight order moves outputs by whole deviations. And
+  // ONNX Runtime must run it as int8: every product in its profile an integer kernel
+  // (QGemm), none a float Gemm.
   ASSERT_EQ(test::run_cli("quantize --model '" + e.model + "' --calib '" + dir + "/trace.csv' --out '" + dir + "/q.model'", &out), 0) << out;
   ASSERT_EQ(test::run_cli("export --int8 --model '" + dir + "/q.model' --onnx '" + dir + "/q.onnx'", &out), 0) << out;
   const ModelFile qm = load_model_file(dir + "/q.model");
@@ -340,7 +346,7 @@ TEST(OnnxExport, OnnxRuntimeComputesWhatTtlpredComputes) {
   qplan.predict(dense.data(), cats.data(), rows, t.data());
   for (std::size_t r = 0; r < rows; ++r) cases["t"][r] = t[r];
   std::ofstream(path) << cases.dump();
-  EXPECT_EQ(shell(python + " '" + here("onnxruntime_check.py") + "' '" + dir + "/q.onnx' '" + path + "' 1e-2 1"), 0);
+  EXPECT_EQ(shell(python + " '" + here("onnxruntime_check.py") + "' '" + dir + "/q.onnx' '" + path + "' 5e-2 1 int8"), 0);
 }
 
 }  // namespace
