@@ -11,6 +11,7 @@
 #include "data/trace_readers.hpp"
 #include "engine/isa.hpp"
 #include "pipeline/model_checks.hpp"
+#include "pipeline/split.hpp"
 #include "predict/device.hpp"
 #include "util/error.hpp"
 
@@ -135,6 +136,21 @@ void add_variant_options(CLI::App& cmd, std::string& variant, std::string& isa, 
       ->capture_default_str();
   cmd.add_option("--isa", isa, "pin an instruction set (scalar, avx2, avx512, avx512-vnni, avx512-bf16, avx512-amx)");
   cmd.add_option("--alpha", alpha, "target kill rate of the safe TTL")->capture_default_str();
+}
+
+CLI::Validator split_fraction_check() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v)) return "not a number: " + text;
+        try {
+          check_split_fraction(v);
+        } catch (const Error&) {
+          return "must be in (0, 1] (the fraction of the jobs, in submit order, trained on), got " + text;
+        }
+        return {};
+      },
+      "in (0, 1]");
 }
 
 std::vector<std::size_t> parse_positive_list(const std::string& text, const char* option, std::size_t max) {

@@ -52,6 +52,10 @@ void add_model_and_data_options(CLI::App& cmd, std::string& model, std::string& 
 void add_variant_options(CLI::App& cmd, std::string& variant, std::string& isa, double& alpha,
                          const std::string& auto_note = "");
 
+// The check of a --split that chronological_split reads (pipeline/split.hpp): a value outside
+// (0, 1] is refused while the command line is parsed, before any trace is read.
+CLI::Validator split_fraction_check();
+
 // "1,8,64" -> {1, 8, 64}, each in 1..max; throws Error naming `option` and the bad item.
 std::vector<std::size_t> parse_positive_list(const std::string& text, const char* option, std::size_t max);
 // Layer widths, each in 1..65536.

@@ -85,7 +85,7 @@ void add_eval_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval", "Score a model on the part of a trace after the chronological split");
   add_model_and_data_options(*cmd, o->model, o->data);
   add_trace_input_options(*cmd, o->input);
-  cmd->add_option("--split", o->split, "fraction of eligible jobs the model was trained on")->capture_default_str();
+  cmd->add_option("--split", o->split, "fraction of eligible jobs the model was trained on")->capture_default_str()->check(split_fraction_check());
   cmd->add_flag("--allow-overlap", o->allow_overlap,
                 "score anyway when --split is below the model's training split on the same data (the scored jobs "
                 "then include jobs it learned from; refused without this flag)");

@@ -290,7 +290,7 @@ void add_pipeline_command(CLI::App& app) {
   cmd->add_option("--out", o->out, "output folder")->capture_default_str();
   cmd->add_option("--jobs", o->data.jobs, "jobs in the synthetic trace")->capture_default_str()->check(CLI::Range(1000, 100000000));
   cmd->add_option("--seed", o->data.seed, "trace seed")->capture_default_str();
-  cmd->add_option("--split", o->split, "fraction trained on")->capture_default_str();
+  cmd->add_option("--split", o->split, "fraction trained on")->capture_default_str()->check(split_fraction_check());
   cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "maximum training epochs (0 = the trainer's default)");
   cmd->add_option("--bench-seconds", o->bench_seconds, "time per latency measurement")->capture_default_str();

@@ -82,7 +82,7 @@ void add_report_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("report", "Write a self-contained HTML report (charts) of a model on a trace");
   add_model_and_data_options(*cmd, o->model, o->data);
   cmd->add_option("--out", o->out, "output folder (report.html is written there)")->required();
-  cmd->add_option("--split", o->split, "fraction of eligible jobs the model was trained on")->capture_default_str();
+  cmd->add_option("--split", o->split, "fraction of eligible jobs the model was trained on")->capture_default_str()->check(split_fraction_check());
   add_variant_options(*cmd, o->variant, o->isa, o->alpha);
   cmd->add_option("--variants", o->variants, "engine variants of the latency chart (comma list of " + engine::variant_names_list() + ", or all)")->capture_default_str();
   cmd->add_option("--bench-seconds", o->bench_seconds, "time per latency measurement")->capture_default_str();

@@ -92,7 +92,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--data", o->data, kDataHelp)->required();
   cmd->add_option("--out", o->out, "model file to write (atomically)")->required();
   add_trace_input_options(*cmd, o->input);
-  cmd->add_option("--split", o->split, "fraction of eligible jobs, in submit order, to train on")->capture_default_str();
+  cmd->add_option("--split", o->split, "fraction of eligible jobs, in submit order, to train on")->capture_default_str()->check(split_fraction_check());
   cmd->add_option("--hidden", o->hidden, "hidden layer widths")->capture_default_str();
   cmd->add_option("--target", o->target, "regression target: hours, log1p or power")->capture_default_str();
   cmd->add_option("--epochs", o->fit.train.max_epochs, "maximum epochs")->capture_default_str();

@@ -8,8 +8,12 @@
 
 namespace ttlpred {
 
-ChronologicalSplit chronological_split(JobTable whole, double fraction) {
+void check_split_fraction(double fraction) {
   if (!(fraction > 0 && fraction <= 1)) throw Error("--split must be in (0, 1], got " + std::to_string(fraction));
+}
+
+ChronologicalSplit chronological_split(JobTable whole, double fraction) {
+  check_split_fraction(fraction);
   ChronologicalSplit s;
   s.trace = std::make_shared<const JobTable>(std::move(whole));
   const JobTable& trace = *s.trace;

@@ -27,6 +27,9 @@ struct ChronologicalSplit {
   std::size_t scored_rows() const { return jobs.rows() - train_rows; }
 };
 
+// Throws Error unless `fraction` is in (0, 1]: what chronological_split accepts, so that a
+// command can refuse a bad --split before it reads its trace.
+void check_split_fraction(double fraction);
 // Throws Error when `fraction` is outside (0, 1] or no job is eligible.
 ChronologicalSplit chronological_split(JobTable trace, double fraction);
 
