@@ -18,6 +18,19 @@ namespace {
 
 std::string errno_text() { return std::strerror(errno); }
 
+// Why `path` cannot be created: errno's text, and for a missing folder, which one (a user
+// reads "cannot write out/p.csv: no folder out", not a temporary file's name).
+std::string create_failure(const std::string& path) {
+  const int saved = errno;
+  std::string why = std::strerror(saved);
+  if (saved == ENOENT) {
+    const std::size_t slash = path.find_last_of('/');
+    const std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    why += " (no folder " + folder + ")";
+  }
+  return why;
+}
+
 std::string temp_name_for(const std::string& path) {
   std::random_device rd;
   char suffix[32];
@@ -90,7 +103,7 @@ std::vector<std::uint8_t> read_regular_file(const std::string& path, std::uint64
 void write_file_atomic_stream(const std::string& path, const std::function<void(std::FILE*)>& fill) {
   const std::string tmp = temp_name_for(path);
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw Error("cannot create " + tmp + ": " + errno_text());
+  if (!f) throw Error("cannot write " + path + ": " + create_failure(path));
   try {
     fill(f);
   } catch (...) {
@@ -103,12 +116,12 @@ void write_file_atomic_stream(const std::string& path, const std::function<void(
   std::fclose(f);
   if (!ok) {
     std::remove(tmp.c_str());
-    throw Error("cannot write " + tmp + ": " + std::strerror(saved));
+    throw Error("cannot write " + path + ": " + std::strerror(saved));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = errno_text();
     std::remove(tmp.c_str());
-    throw Error("cannot rename " + tmp + " to " + path + ": " + why);
+    throw Error("cannot write " + path + ": cannot rename its temporary file " + tmp + " over it: " + why);
   }
 }
 

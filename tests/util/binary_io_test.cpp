@@ -117,5 +117,17 @@ TEST(FileIo, AtomicWriteReplacesWholeFile) {
   EXPECT_THROW(read_file_bytes(path + ".missing"), InputError);
 }
 
+// A write that cannot happen names the file asked for and the folder that is missing, not
+// the temporary file the atomic write goes through.
+TEST(FileIo, AFailedWriteNamesItsPathAndTheMissingFolder) {
+  const std::string dir = test::temp_dir() + "/no/such";
+  try {
+    write_file_atomic(dir + "/p.csv", std::vector<std::uint8_t>{1});
+    FAIL() << "wrote into a missing folder";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot write " + dir + "/p.csv: No such file or directory (no folder " + dir + ")");
+  }
+}
+
 }  // namespace
 }  // namespace ttlpred
