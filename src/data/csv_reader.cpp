@@ -140,6 +140,7 @@ Header parse_header(std::string_view line, std::size_t line_no, const std::strin
     return false;
   };
   std::size_t known = 0;
+  std::string near_names;  // unknown names that look like a schema field's, for the errors below
   std::vector<std::size_t> seen_at(kNumFields + 2, 0);
   for (std::size_t i = 0; i < names.size(); ++i) {
     const std::string_view name = names[i];
@@ -150,8 +151,14 @@ Header parse_header(std::string_view line, std::size_t line_no, const std::strin
       const auto t = f ? csv_target_by_name(name)
                        : (name == "start_time" || name == "end_time" ? csv_target_by_name(name) : std::nullopt);
       if (!t) {
+        std::string hint;
+        if (const auto near = nearest_field(name)) {
+          hint = "; did you mean " + std::string(info(*near).name) + "? (rename it, or --map " + std::string(info(*near).name) +
+                 "=" + std::string(name) + ")";
+          near_names += (near_names.empty() ? "" : ", ") + quote_for_message(name) + " -> " + std::string(info(*near).name);
+        }
         rep.warnings.push_back("unknown column " + quote_for_message(name) + " (column " + std::to_string(i + 1) +
-                               ") ignored");
+                               ") ignored" + hint);
         continue;
       }
       if (target_mapped(*t)) {
@@ -176,7 +183,7 @@ Header parse_header(std::string_view line, std::size_t line_no, const std::strin
     throw InputError(path, line_no,
                      "no CSV header: the first line names no schema field (expected names such as job_id, "
                      "submit_time, wall_s, or a --map naming the columns; see docs/data-format.md), first line is " +
-                         quote_for_message(line));
+                         quote_for_message(line) + (near_names.empty() ? "" : "; near names: " + near_names));
   if (h.has_end && !h.has_start)
     throw InputError(path, line_no, "an end_time column needs a start_time column (wall_s = end_time - start_time)");
   return h;

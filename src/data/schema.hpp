@@ -83,6 +83,11 @@ constexpr const FieldInfo& info(Field f) { return kFields[static_cast<std::size_
 constexpr std::size_t index_of(Field f) { return static_cast<std::size_t>(f); }
 constexpr bool is_category(Field f) { return info(f).kind == FieldKind::Category; }
 std::optional<Field> field_by_name(std::string_view name);
+// The schema field a mistyped column name most likely meant ("wall_sec", "Submit_Time",
+// "user_name" -> wall_s, submit_time, user): the field whose name is nearest in edit
+// distance, case ignored, when that distance is at most 2 or one name starts with the other
+// (4 characters at least); nullopt otherwise. For the reader's "did you mean" hints.
+std::optional<Field> nearest_field(std::string_view name);
 std::string_view phase_name(Phase p);
 
 }  // namespace ttlpred

@@ -34,7 +34,16 @@ ChronologicalSplit chronological_split(JobTable whole, double fraction) {
     }
     keep.push_back(i);
   }
-  if (keep.empty()) throw Error("no job has a run time > 0 and a submit time: nothing to train or score");
+  if (keep.empty()) {
+    // Name the column that is missing: a CSV whose header misspells wall_s or submit_time
+    // reads as jobs without them (the reader's warnings name the unknown column).
+    const char* const where = " (a CSV names it in its header, or --map names the column holding it; see docs/data-format.md)";
+    if (!trace.has_values(Field::WallTime))
+      throw Error("no job has a run time: the trace has no wall_s values" + std::string(where) + "; nothing to train or score");
+    if (!trace.has_values(Field::SubmitTime))
+      throw Error("no job has a submit time: the trace has no submit_time values" + std::string(where) + "; nothing to train or score");
+    throw Error("no job has a run time > 0 and a submit time: nothing to train or score");
+  }
   s.jobs = trace.select(keep);
   s.trace_rows = std::move(keep);
   s.fraction = fraction;

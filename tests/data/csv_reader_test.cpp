@@ -53,6 +53,29 @@ TEST(CsvReader, UnknownColumnsAreAWarningNotAnError) {
   EXPECT_EQ(rep.warnings[0], "unknown column \"colour\" (column 2) ignored");
 }
 
+// A misspelt schema column is named with the field it most likely meant and the two ways to
+// read it; a name near none gets no guess.
+TEST(CsvReader, AMisspeltColumnSuggestsTheFieldItMeant) {
+  ReadReport rep;
+  const JobTable t = test::read_memory(read_csv, "Submit_Time,wall_sec,usr,colour,queue\n1,5,bob,red,q\n", rep);
+  ASSERT_EQ(t.rows(), 1u);
+  ASSERT_EQ(rep.warnings.size(), 4u);
+  EXPECT_EQ(rep.warnings[0],
+            "unknown column \"Submit_Time\" (column 1) ignored; did you mean submit_time? (rename it, or --map submit_time=Submit_Time)");
+  EXPECT_EQ(rep.warnings[1], "unknown column \"wall_sec\" (column 2) ignored; did you mean wall_s? (rename it, or --map wall_s=wall_sec)");
+  EXPECT_EQ(rep.warnings[2], "unknown column \"usr\" (column 3) ignored; did you mean user? (rename it, or --map user=usr)");
+  EXPECT_EQ(rep.warnings[3], "unknown column \"colour\" (column 4) ignored");
+  // A header with no schema name at all is no header, and says which names were near one.
+  try {
+    test::read_memory(read_csv, "Submit_Time,wall_sec,colour\n1,5,red\n", rep, "near.csv");
+    FAIL() << "read a file without a schema column";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("near.csv:1: no CSV header"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("; near names: \"Submit_Time\" -> submit_time, \"wall_sec\" -> wall_s"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(CsvReader, FileWithoutHeaderIsFatalAndNamesTheFile) {
   ReadReport rep;
   try {

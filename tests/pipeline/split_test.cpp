@@ -83,6 +83,19 @@ TEST(Split, Refusals) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "no job has a run time > 0 and a submit time: nothing to train or score");
   }
+  // A column missing altogether (a CSV header that misspells it) is named.
+  const double nan = std::nan("");
+  for (const auto& [rows, want] :
+       {std::pair<std::vector<Row>, std::string>{{{1, 10, nan, 60}, {2, 11, nan, 60}}, "no job has a run time: the trace has no wall_s values"},
+        {{{1, nan, 5, 60}}, "no job has a submit time: the trace has no submit_time values"}}) {
+    try {
+      chronological_split(table_of(rows), 0.8);
+      FAIL() << want;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(want, 0), 0u) << e.what();
+      EXPECT_NE(std::string(e.what()).find("--map"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace
