@@ -50,10 +50,15 @@ QualityFigures LiveQuality::figures(const Sums& s) {
   QualityFigures f;
   f.outcomes = static_cast<std::uint64_t>(s.n);
   f.safe_over_request = s.req > 0 ? s.safe_req / s.req : std::numeric_limits<double>::quiet_NaN();
-  if (s.n == 0) return f;
+  if (s.n == 0) {
+    const double none = std::numeric_limits<double>::quiet_NaN();
+    f.kill_rate = f.coverage = f.rmse_h = f.rmse_s = f.mean_log_error = none;
+    return f;
+  }
   f.kill_rate = s.kills / s.n;
   f.coverage = s.covered / s.n;
   f.rmse_h = std::sqrt(s.sq_err_h / s.n);
+  f.rmse_s = 3600 * f.rmse_h;
   f.mean_log_error = s.log_err / s.n;
   return f;
 }

@@ -30,9 +30,13 @@ struct ScoredOutcome {
   double requested_s = 0;  // <= 0: none
 };
 
+// A window's figures. With no outcome in the window every rate and error is NaN (the
+// exposition format's "no value"), not 0: a kill rate of 0 before any outcome reads as
+// healthy.
 struct QualityFigures {
   std::uint64_t outcomes = 0;
   double kill_rate = 0, coverage = 0, rmse_h = 0, mean_log_error = 0;
+  double rmse_s = 0;             // rmse_h in seconds, the base unit Prometheus names want
   double safe_over_request = 0;  // NaN when no outcome of the window had a request
 };
 

@@ -129,10 +129,13 @@ void render_learning(std::string& out, const Metrics::Gauges& g) {
     double QualityFigures::*member;
   };
   static const Figure figures[] = {
-      {"ttlpred_live_kill_rate", "Share of matched outcomes the served safe TTL killed, by window.", &QualityFigures::kill_rate},
+      {"ttlpred_live_kill_rate", "Share of matched outcomes the served safe TTL killed, by window (NaN: none yet).",
+       &QualityFigures::kill_rate},
       {"ttlpred_live_coverage", "Share of matched outcomes that ran no longer than their served safe TTL.",
        &QualityFigures::coverage},
-      {"ttlpred_live_rmse_hours", "RMSE of the served expected wall time, hours.", &QualityFigures::rmse_h},
+      {"ttlpred_live_rmse_seconds", "RMSE of the served expected wall time, seconds.", &QualityFigures::rmse_s},
+      {"ttlpred_live_rmse_hours", "RMSE of the served expected wall time, hours (kept for existing dashboards: "
+                                  "ttlpred_live_rmse_seconds in the base unit).", &QualityFigures::rmse_h},
       {"ttlpred_live_mean_log_error", "Mean of ln(expected) - ln(wall) (seconds, floored at 1 s).",
        &QualityFigures::mean_log_error},
       {"ttlpred_live_safe_ttl_over_request", "Sum of served safe TTLs over sum of requests (outcomes with a request).",

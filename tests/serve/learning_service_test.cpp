@@ -273,6 +273,10 @@ TEST(ServeLearning, StaticAnswersAsThePredictorAndAnOlderModelsAnswerIsUnmatched
   const std::string scrape = c.Get("/metrics")->body;
   EXPECT_EQ(metric(scrape, "ttlpred_outcomes_unmatched_total{reason=\"older_model\"}"), 1);
   EXPECT_EQ(metric(scrape, "ttlpred_live_outcomes{window=\"1000\"}"), 0);
+  // No outcome in the window: no kill rate, no error (NaN), rather than a healthy-looking 0.
+  EXPECT_NE(scrape.find("\nttlpred_live_kill_rate{window=\"1000\"} NaN\n"), std::string::npos) << scrape;
+  EXPECT_NE(scrape.find("\nttlpred_live_rmse_seconds{window=\"1000\"} NaN\n"), std::string::npos) << scrape;
+  EXPECT_NE(scrape.find("\nttlpred_live_coverage{window=\"1000\"} NaN\n"), std::string::npos) << scrape;
 }
 
 TEST(ServeLearning, DriftRaisesTheGaugeAndLogsAJsonLine) {

@@ -179,6 +179,7 @@ TEST(ServeLiveGroups, EachJobTypeHasItsOwnWindowsAndTheySurviveASnapshot) {
     EXPECT_EQ(metric(s, "ttlpred_live_kill_rate{window=\"1000\",group=\"MC\"}"), 0.5);
     EXPECT_EQ(metric(s, "ttlpred_live_coverage{window=\"1000\",group=\"MC\"}"), 0.5);
     EXPECT_NEAR(metric(s, "ttlpred_live_rmse_hours{window=\"1000\",group=\"MC\"}"), mc_rmse, 1e-9 * mc_rmse);
+    EXPECT_NEAR(metric(s, "ttlpred_live_rmse_seconds{window=\"1000\",group=\"MC\"}"), 3600 * mc_rmse, 1e-9 * 3600 * mc_rmse);
     EXPECT_NEAR(metric(s, "ttlpred_live_mean_log_error{window=\"1000\",group=\"MC\"}"), mc_log, 1e-9);
     EXPECT_NEAR(metric(s, "ttlpred_live_safe_ttl_over_request{window=\"1000\",group=\"MC\"}"),
                 (mc_ttl[0] + mc_ttl[1]) / 144000, 1e-12);
