@@ -60,6 +60,9 @@ void run_eval(const EvalOptions& o) {
     std::printf("model %s on %s (variant %s on %s, alpha %.3g, %s calibration)\n", o.model.c_str(), o.data.c_str(),
                 std::string(engine::variant_name(predictor.backend().variant())).c_str(),
                 std::string(predictor.backend().target()).c_str(), o.alpha, o.calibration.name.c_str());
+    if (const TrainingProvenance& t = predictor.model().provenance; !t.empty())
+      std::printf("  the model learned from %llu jobs of %s (split %.3g)\n", static_cast<unsigned long long>(t.train_rows),
+                  t.trace_name.empty() ? "its training trace" : t.trace_name.c_str(), t.split);
     if (overlap.overlap_rows > 0)
       std::printf("  WARNING: %zu of the scored jobs were trained on (--allow-overlap): the scores flatter the model\n",
                   overlap.overlap_rows);

@@ -62,7 +62,9 @@ nlohmann::json evaluation_json(const Evaluation& e) {
 
 void print_evaluation(std::FILE* out, const Evaluation& e) {
   const Metrics& m = e.metrics;
-  std::fprintf(out, "  trained on %zu jobs, scored %zu\n", e.train_rows, m.rows);
+  // The split's own count: the jobs of this trace before the scored ones. The model's own
+  // training count is its provenance's (cmd_eval prints it), which differs on another trace.
+  std::fprintf(out, "  scored %zu jobs, after the first %zu of this trace\n", m.rows, e.train_rows);
   std::fprintf(out, "  RMSE %s h   MAE %s h   R2 %s\n", hours_text(m.rmse_hours).c_str(), hours_text(m.mae_hours).c_str(),
                hours_text(m.r2).c_str());
   std::fprintf(out, "  requested/static TTL as prediction: RMSE %s h;  oracle (noise-free expectation): %s h\n",
