@@ -50,15 +50,20 @@ void run_report(const ReportOptions& o) {
   report::HtmlPage page("ttlpred report: " + o.model.substr(o.model.rfind('/') + 1) + " on " +
                         o.data.substr(o.data.rfind('/') + 1));
   const Metrics& m = e.metrics;
-  page.add_facts({{"model", o.model},
+  const TrainingProvenance& learned = predictor.model().provenance;
+  const std::string model_fact =
+      learned.empty() ? o.model
+                      : o.model + " (learned from " + std::to_string(learned.train_rows) + " jobs of " +
+                            (learned.trace_name.empty() ? std::string("its training trace") : learned.trace_name) + ")";
+  page.add_facts({{"model", model_fact},
                   {"trace", o.data + " (" + format + ")"},
-                  {"split", "trained on the first " + std::to_string(split.train_rows) + " eligible jobs, scored the " +
-                                std::to_string(split.scored_rows()) + " after them"},
+                  {"split", "scored the " + std::to_string(split.scored_rows()) + " eligible jobs after the first " +
+                                std::to_string(split.train_rows) + " of this trace"},
                   {"variant", std::string(engine::variant_name(predictor.backend().variant())) + " on " +
                                   std::string(predictor.backend().target())},
                   {"RMSE", hours_text(m.rmse_hours) + " h (static TTL " + hours_text(e.baseline_rmse_hours) + " h)"},
-                  {"safe TTL", "kill rate " + std::to_string(100 * m.kill_rate).substr(0, 6) + "% at alpha " +
-                                   std::to_string(100 * o.alpha).substr(0, 5) + "%, mean " + hours_text(m.mean_safe_ttl_hours) +
+                  {"safe TTL", "kill rate " + percent_text(m.kill_rate) + " at alpha " + percent_text(o.alpha) + ", mean " +
+                                   hours_text(m.mean_safe_ttl_hours) +
                                    " h (requested " + hours_text(m.mean_requested_ttl_hours) + " h)"}});
   page.add_heading("Accuracy");
   add_prediction_density(page, split, e);
@@ -71,8 +76,8 @@ void run_report(const ReportOptions& o) {
   add_latency_by_variant(page, latency);
   std::filesystem::create_directories(o.out);
   const std::string path = write_report_html(page, o.out);
-  std::printf("wrote %s (%zu charts): RMSE %s h, kill rate %.3f%% at alpha %.3g\n", path.c_str(), page.charts(),
-              hours_text(m.rmse_hours).c_str(), 100 * m.kill_rate, o.alpha);
+  std::printf("wrote %s (%zu charts): RMSE %s h, kill rate %s at alpha %s\n", path.c_str(), page.charts(),
+              hours_text(m.rmse_hours).c_str(), percent_text(m.kill_rate).c_str(), percent_text(o.alpha).c_str());
 }
 
 }  // namespace

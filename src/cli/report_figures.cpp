@@ -193,8 +193,8 @@ void add_kill_rate_by_group(report::HtmlPage& page, const Evaluation& e) {
     kills.values.push_back(g->metrics.kill_rate);
   }
   c.series = {kills};
+  c.references = {{"target: alpha " + percent_text(e.alpha), e.alpha}};
   c.value_decimals = 2;
-  c.notes.push_back("target alpha " + percent_text(e.alpha));
   page.add_chart(report::draw_bar_chart(c),
                  "Share of scored jobs the safe TTL would kill although their request let them finish, overall and per " +
                      column + " (target: alpha = " + percent_text(e.alpha) + ").");
@@ -224,15 +224,23 @@ void add_kill_rate_vs_tightness(report::HtmlPage& page, const KillRateCurves& k)
   report::LineChart c;
   c.title = "Kill rate against TTL tightness";
   c.x = Axis{"mean TTL given to a job", "h", false, 0};
-  c.y = Axis{"kill rate", "%", false, 0, Axis::kAuto, true};
+  // Log: the kill rates that matter (0.1-5 %) and the loose rules' 50-70 % on one axis,
+  // where a linear one to 70 % flattens everything under 5 % onto its floor.
+  c.y = Axis{"kill rate", "%", true, kKillFloor, Axis::kAuto, true};
   report::Series model{"ttlpred safe TTL", {}}, rule{"static quantile rule", {}, true}, req{"request x factor", {}, true};
-  for (const auto& p : k.model) model.points.push_back({p.mean_ttl_hours, p.kill_rate});
-  for (const auto& p : k.static_rule) rule.points.push_back({p.mean_ttl_hours, p.kill_rate});
-  for (const auto& p : k.request_rule) req.points.push_back({p.mean_ttl_hours, p.kill_rate});
+  bool floored = false;
+  auto point = [&](double ttl_h, double kill_rate) {
+    floored |= kill_rate < kKillFloor;
+    return report::Point{ttl_h, std::max(kill_rate, kKillFloor)};
+  };
+  for (const auto& p : k.model) model.points.push_back(point(p.mean_ttl_hours, p.kill_rate));
+  for (const auto& p : k.static_rule) rule.points.push_back(point(p.mean_ttl_hours, p.kill_rate));
+  for (const auto& p : k.request_rule) req.points.push_back(point(p.mean_ttl_hours, p.kill_rate));
   c.series = {model, rule};
   if (!k.request_rule.empty()) c.series.push_back(req);
   c.notes = {"lower left is better:", "shorter TTLs, fewer kills", "points: alpha 0.2% to 20%"};
   if (!k.request_rule.empty()) c.notes.push_back("request factors 0.1 to 1");
+  if (floored) c.notes.push_back("0 kills drawn at 0.01%");
   page.add_chart(report::draw_line_chart(c),
                  "The price of each kill rate in TTL length: mean TTL over the scored jobs against the kill rate, for the "
                  "safe TTL at each alpha and for the simple rules at each setting.");

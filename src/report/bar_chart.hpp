@@ -15,12 +15,20 @@ struct BarSeries {
   std::vector<double> values;  // one per category; NaN draws no bar
 };
 
+// A horizontal line across the plot at a value (a target such as the kill budget alpha),
+// dashed, in the legend under its name; the y axis always reaches it.
+struct ReferenceLine {
+  std::string name;
+  double value = 0;
+};
+
 struct BarChart {
   std::string title;
   Axis x;  // only its title is used: categories are labelled under their bars
   Axis y;
   std::vector<std::string> categories;
   std::vector<BarSeries> series;
+  std::vector<ReferenceLine> references;
   std::vector<std::string> notes;
   int value_decimals = 2;  // of the value printed above each bar (in % on a percent axis)
 };

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "report/bar_chart.hpp"
 #include "report/density_chart.hpp"
@@ -74,6 +75,47 @@ TEST(BarChart, OneBarPerKnownValue) {
   EXPECT_NE(svg.find(">median latency (us)<"), std::string::npos);
   EXPECT_NE(svg.find(">1.50<"), std::string::npos);
   EXPECT_NE(svg.find(">int8<"), std::string::npos);
+}
+
+// Bars start at zero on a linear axis: two close values (ttlpred's RMSE next to the
+// request's) draw bars whose heights stand in the values' ratio, not a zero-height bar
+// next to a full one.
+TEST(BarChart, BarsOfCloseValuesStartAtZero) {
+  BarChart c;
+  c.title = "Run-time error";
+  c.x = Axis{"group", ""};
+  c.y = Axis{"RMSE", "h"};
+  c.categories = {"all jobs"};
+  c.series.push_back({"ttlpred", {4.41}});
+  c.series.push_back({"request", {4.49}});
+  const std::string svg = draw_bar_chart(c);
+  std::vector<double> heights;
+  for (std::size_t p = svg.find("<rect "); p != std::string::npos; p = svg.find("<rect ", p + 1)) {
+    const std::size_t h = svg.find("height=\"", p) + 8;
+    heights.push_back(std::stod(svg.substr(h, svg.find('"', h) - h)));
+  }
+  bool found = false;
+  for (double a : heights)
+    for (double b : heights)
+      if (a > 10 && b > a && std::abs(a / b - 4.41 / 4.49) < 0.01) found = true;
+  EXPECT_TRUE(found) << svg;
+}
+
+// A target drawn across the bars: a dashed line in the legend, and an axis that reaches it
+// even when every bar is below it (kill rates of 0.6 % under a 1 % budget).
+TEST(BarChart, AReferenceLineIsDrawnAndTheAxisReachesIt) {
+  BarChart c;
+  c.title = "Kill rate";
+  c.x = Axis{"group", ""};
+  c.y = Axis{"kill rate", "% of jobs", false, 0, Axis::kAuto, true};
+  c.categories = {"all jobs", "MC"};
+  c.series.push_back({"safe TTL kill rate", {0.006, 0.004}});
+  c.references = {{"target: alpha 1%", 0.01}};
+  const std::string svg = draw_bar_chart(c);
+  EXPECT_NE(svg.find(">target: alpha 1%<"), std::string::npos) << svg;
+  EXPECT_EQ(count(svg, "stroke-dasharray=\"7,4\""), 1u) << "the line across the plot";
+  EXPECT_EQ(count(svg, "stroke-dasharray=\"6,4\""), 1u) << "its legend entry";
+  EXPECT_NE(svg.find(">1%<"), std::string::npos) << "a tick at or above the target";
 }
 
 TEST(DensityChart, CountsEveryPositivePoint) {
