@@ -27,6 +27,15 @@ const char* source_name(DenseSource s) {
   return "?";
 }
 
+// A request-aware table in plain numbers (model/request_aware_ttl.hpp; docs/interop.md
+// says how a job's safe TTL follows from it), so that a serving stack outside ttlpred can
+// reproduce the safe TTL of a job with a request.
+nlohmann::json request_table_json(const RequestAwareCalibration& t) {
+  nlohmann::json exponents = nlohmann::json::array();
+  for (const auto& row : t.q) exponents.push_back(row);
+  return {{"floor_s", t.floor_s}, {"ratio_edges", t.edges}, {"alphas", t.alphas}, {"exponents", exponents}};
+}
+
 nlohmann::json encoder_json(const FeatureEncoder& enc) {
   using nlohmann::json;
   json dense = json::array();
@@ -118,8 +127,19 @@ nlohmann::json sidecar_json(const ModelFile& m, const std::string& onnx_file) {
     }
     st["groups"] = groups;
     st["request_aware"] = !m.safe_ttl.request.empty();
-    // Which jobs have request-aware tables of their own (the tables are in the sealed section).
-    if (!m.safe_ttl.request_keys.empty()) st["request_aware_tables"] = m.safe_ttl.request_by_group ? "group" : "fallback";
+    if (!m.safe_ttl.request.empty()) st["request_aware_table"] = request_table_json(m.safe_ttl.request);
+    // Which jobs have request-aware tables of their own, and the tables.
+    if (!m.safe_ttl.request_keys.empty()) {
+      st["request_aware_tables"] = m.safe_ttl.request_by_group ? "group" : "fallback";
+      json own = json::array();
+      for (std::size_t i = 0; i < m.safe_ttl.request_keys.size(); ++i) {
+        const std::uint32_t key = m.safe_ttl.request_keys[i];
+        json entry = {{"fallback", in_fallback_stratum(key)}, {"table", request_table_json(m.safe_ttl.request_tables[i])}};
+        if (m.safe_ttl.request_by_group) entry["group"] = group_category(key);
+        own.push_back(entry);
+      }
+      st["request_aware_by_key"] = own;
+    }
   }
   j["safe_ttl"] = st;
   const auto& p = m.provenance;

@@ -5,10 +5,12 @@
 // the interpreter lacks the module.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <vector>
 
 #include <onnx/checker.h>
 
@@ -276,6 +278,70 @@ TEST(OnnxCli, ExportImportAndModelInfoThroughTheProgram) {
   rc = test::run_cli("import --onnx '" + dir + "/cli.onnx' --encoder '" + junk + "' --out '" + dir + "/x.model'", &out);
   EXPECT_EQ(rc, 1);
   EXPECT_NE(out.find("junk.json: not a ttlpred ONNX sidecar"), std::string::npos) << out;
+}
+
+// The sidecar carries the safe-TTL rule in plain numbers: from each job's expected wall time,
+// its request and its group, a few lines of Python (tests/interop/sidecar_safe_ttl.py, the
+// rule docs/interop.md states) give the safe TTL `ttlpred predict` answers, for every job of
+// a trace whose jobs all have requests (the request-aware table) and with the requests
+// dropped (the log-margin table per group).
+TEST(OnnxExport, TheSidecarsSafeTtlRuleReproducesPredict) {
+  if (shell("/usr/bin/python3 -c 'import json' > /dev/null 2>&1") != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  const std::string dir = test::temp_dir();
+  std::string out;
+  int rc = test::run_cli("generate --jobs 3000 --seed 4 --out '" + dir + "/trace.csv'", &out);
+  if (rc == 127) GTEST_SKIP() << "ttlpred not built";
+  ASSERT_EQ(rc, 0) << out;
+  ASSERT_EQ(test::run_cli("train --data '" + dir + "/trace.csv' --out '" + dir + "/m.model' --epochs 2 --quiet", &out), 0) << out;
+  ASSERT_EQ(test::run_cli("export --model '" + dir + "/m.model' --onnx '" + dir + "/m.onnx'", &out), 0) << out;
+  const nlohmann::json st = nlohmann::json::parse(std::ifstream(dir + "/m.json"))["safe_ttl"];
+  ASSERT_TRUE(st["request_aware"].get<bool>());
+  ASSERT_EQ(st["request_aware_table"]["exponents"].size(), st["request_aware_table"]["alphas"].size());
+  std::string err;
+  ASSERT_EQ(test::run_cli_split("predict --model '" + dir + "/m.model' --data '" + dir + "/trace.csv' --out '" + dir + "/p.csv'",
+                                &out, &err),
+            0)
+      << err;
+  EXPECT_EQ(shell("/usr/bin/python3 '" + here("sidecar_safe_ttl.py") + "' '" + dir + "/m.json' '" + dir + "/trace.csv' '" + dir +
+                  "/p.csv'"),
+            0);
+  // The same jobs without their requests (the column blanked): the per-group margins answer.
+  // The generated trace quotes no field, so a line splits at its commas.
+  auto fields_of = [](const std::string& line) {
+    std::vector<std::string> f;
+    std::size_t start = 0;
+    for (std::size_t comma; (comma = line.find(',', start)) != std::string::npos; start = comma + 1) f.push_back(line.substr(start, comma - start));
+    f.push_back(line.substr(start));
+    return f;
+  };
+  auto line_of = [](const std::vector<std::string>& f) {
+    std::string line;
+    for (std::size_t i = 0; i < f.size(); ++i) line += (i ? "," : "") + f[i];
+    return line;
+  };
+  std::ifstream in(dir + "/trace.csv");
+  std::ofstream no_request(dir + "/no-request.csv");
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = fields_of(line);
+  const auto column = static_cast<std::size_t>(std::find(header.begin(), header.end(), "requested_ttl_s") - header.begin());
+  ASSERT_LT(column, header.size());
+  no_request << line << "\n";
+  while (std::getline(in, line)) {
+    std::vector<std::string> f = fields_of(line);
+    ASSERT_EQ(f.size(), header.size()) << line;
+    f[column].clear();
+    no_request << line_of(f) << "\n";
+  }
+  no_request.close();
+  ASSERT_EQ(test::run_cli_split("predict --model '" + dir + "/m.model' --data '" + dir + "/no-request.csv' --out '" + dir +
+                                    "/q.csv'",
+                                &out, &err),
+            0)
+      << err;
+  EXPECT_EQ(shell("/usr/bin/python3 '" + here("sidecar_safe_ttl.py") + "' '" + dir + "/m.json' '" + dir + "/no-request.csv' '" +
+                  dir + "/q.csv'"),
+            0);
 }
 
 TEST(OnnxExport, OnnxRuntimeComputesWhatTtlpredComputes) {
