@@ -50,6 +50,13 @@ def test_infinite_number_names_field_and_row():
         ttlpred.to_table(frame)
 
 
+def test_negative_number_names_field_and_row():
+    frame = small_frame()
+    frame.loc[1, "cpu_cores"] = -4
+    with pytest.raises(ttlpred.Error, match=r"cpu_cores.*row 1 is negative \(-4\)"):
+        ttlpred.to_table(frame)
+
+
 def test_nan_is_unknown_not_an_error():
     frame = small_frame()
     frame.loc[0, "wall_s"] = np.nan

@@ -165,6 +165,12 @@ TEST(JobTableColumns, BadColumnsAreRefusedNamingColumnAndRow) {
   const std::vector<std::int64_t> negative{0, -2, 0};
   EXPECT_EQ(refusal({{Field::WallTime, inf}}, {}),
             "column 'wall_s': row 2 is infinite (NaN means unknown; inf is refused)");
+  const std::vector<double> minus_four{1, -4, 1};
+  EXPECT_EQ(refusal({{Field::CpuCores, minus_four}}, {}),
+            "column 'cpu_cores': row 1 is negative (-4): the field is a count, amount or time (NaN means unknown)");
+  const std::vector<double> huge{1, 1, 1e39};
+  EXPECT_EQ(refusal({{Field::WallTime, huge}}, {}),
+            "column 'wall_s': row 2 is above 3.4e38, the largest number the model stores");
   EXPECT_EQ(refusal({{Field::WallTime, good}}, {{Field::User, codes, two}}),
             "column 'user': row 2 has code 2 outside -1..1");
   EXPECT_EQ(refusal({}, {{Field::User, negative, two}}), "column 'user': row 1 has code -2 outside -1..1");
