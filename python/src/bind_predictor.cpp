@@ -41,17 +41,21 @@ void warn_all(const std::vector<std::string>& warnings) {
 
 py::dict predict_table(const PyPredictor& self, const Table& table, bool allow_schema_mismatch) {
   const Predictor& p = *self.predictor;
-  const ModelCheck check = check_schema(p.model(), p.encoder(), *table.jobs, table.format, "model " + self.path);
+  const std::size_t n = table.jobs->rows();
+  // No jobs, no answers: empty arrays, not a schema refusal (an empty frame has no field
+  // with a value, which the check below reads as a trace of another kind).
+  const bool empty = n == 0;
+  const ModelCheck check =
+      empty ? ModelCheck{} : check_schema(p.model(), p.encoder(), *table.jobs, table.format, "model " + self.path);
   warn_all(check.warnings);
   if (!check.refusal.empty()) {
     if (!allow_schema_mismatch) throw Error(check.refusal + " (allow_schema_mismatch=True predicts anyway)");
     PyErr_WarnEx(PyExc_UserWarning, check.refusal.c_str(), 1);
   }
-  const std::size_t n = table.jobs->rows();
   py::array_t<double> expected(static_cast<py::ssize_t>(n)), safe(static_cast<py::ssize_t>(n));
   py::array_t<bool> capped(static_cast<py::ssize_t>(n));
   bool restarted = false;
-  {
+  if (!empty) {
     py::gil_scoped_release release;
     HistoryState state = p.initial_history_for(*table.jobs, &restarted);
     const HistoryMatrix history = compute_history(*table.jobs, state);

@@ -57,6 +57,12 @@ def test_negative_number_names_field_and_row():
         ttlpred.to_table(frame)
 
 
+def test_an_empty_frame_gets_empty_answers(alice_model, alice_csv):
+    out = ttlpred.Predictor(alice_model).predict(pd.read_csv(alice_csv).iloc[0:0])
+    assert set(out) == {"expected_wall_s", "safe_ttl_s", "capped"}
+    assert all(len(v) == 0 for v in out.values())
+
+
 def test_nan_is_unknown_not_an_error():
     frame = small_frame()
     frame.loc[0, "wall_s"] = np.nan
