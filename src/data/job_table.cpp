@@ -73,18 +73,18 @@ void JobTable::append_columns(std::span<const NumberColumnIn> numbers, std::span
   for (const NumberColumnIn& c : numbers) {
     claim(c.field, FieldKind::Number, c.values.size());
     for (std::size_t i = 0; i < c.values.size(); ++i)
-      if (std::isinf(c.values[i]))
+      if (std::isinf(c.values[i])) {
         throw Error(column_message(c.field, "row " + std::to_string(i) + " is infinite (NaN means unknown; inf is refused)"));
-      else if (c.values[i] < 0) {
+      } else if (c.values[i] < 0) {
         // What the trace readers skip as a negative value: every number field is a count, an
         // amount, a speed or a time, and -4 cores would reach the model as a real job.
         char value[32];
         std::snprintf(value, sizeof value, "%g", c.values[i]);
         throw Error(column_message(c.field, "row " + std::to_string(i) + " is negative (" + value +
                                                 "): the field is a count, amount or time (NaN means unknown)"));
-      }
-      else if (c.values[i] > kMaxStoredNumber)
+      } else if (c.values[i] > kMaxStoredNumber) {
         throw Error(column_message(c.field, "row " + std::to_string(i) + " is above 3.4e38, the largest number the model stores"));
+      }
   }
   for (const CategoryColumnIn& c : categories) {
     claim(c.field, FieldKind::Category, c.codes.size());
