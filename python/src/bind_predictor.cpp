@@ -7,10 +7,13 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <array>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -79,6 +82,65 @@ py::dict predict_table(const PyPredictor& self, const Table& table, bool allow_s
   return d;
 }
 
+// One job given as {field: value}: its answer from the model's own stored history (what
+// `serve` starts from), with no table, no schema check and no history replay: the serving
+// path, called from Python. A value of None or NaN is unknown; a field name that is not the
+// schema's, a category given as something other than text or a number, a number that is not
+// one, negative or infinite is refused naming the field.
+std::string type_name_of(const py::handle& value) {
+  return py::str(py::type::of(value).attr("__name__")).cast<std::string>();
+}
+
+py::dict predict_job(PyPredictor& self, const py::dict& job) {
+  JobRecord r;
+  std::array<std::string, kNumFields> texts;  // the category values the record views
+  for (const auto& [key, value] : job) {
+    if (!py::isinstance<py::str>(key)) throw Error("predict_job: field names must be strings");
+    const std::string name = key.cast<std::string>();
+    const std::optional<Field> f = field_by_name(name);
+    if (!f) throw Error("predict_job: '" + name + "' is not a field of the job schema");
+    if (value.is_none()) continue;
+    const bool text_like = py::isinstance<py::str>(value) || py::isinstance<py::bytes>(value);
+    const bool integer_like = !text_like && !py::isinstance<py::bool_>(value) && py::hasattr(value, "__index__");
+    const bool number_like = !text_like && !py::isinstance<py::bool_>(value) && (integer_like || py::hasattr(value, "__float__"));
+    if (is_category(*f)) {
+      std::string& text = texts[index_of(*f)];
+      if (py::isinstance<py::str>(value)) {
+        text = value.cast<std::string>();
+      } else if (integer_like) {  // NumPy integers too
+        text = py::str(py::int_(py::reinterpret_borrow<py::object>(value))).cast<std::string>();
+      } else if (number_like) {
+        const double v = py::float_(py::reinterpret_borrow<py::object>(value)).cast<double>();
+        if (std::isnan(v)) continue;
+        char buf[40];  // an id read as a float (12.0): "12", as the readers write it
+        std::snprintf(buf, sizeof buf, v == std::floor(v) && std::fabs(v) < 1e15 ? "%.0f" : "%.17g", v);
+        text = buf;
+      } else {
+        throw Error("predict_job: field '" + name + "' is a category: give text or a number, not " + type_name_of(value));
+      }
+      r.text(*f) = text;
+      continue;
+    }
+    if (!number_like) throw Error("predict_job: field '" + name + "' is a number, not " + type_name_of(value));
+    const double v = py::float_(py::reinterpret_borrow<py::object>(value)).cast<double>();
+    if (std::isnan(v)) continue;
+    if (std::isinf(v) || v < 0) {
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%g", v);
+      throw Error("predict_job: field '" + name + "' is " + buf + ": a count, amount or time (None or NaN: unknown)");
+    }
+    r[*f] = v;
+  }
+  if (!self.history) self.history = std::make_shared<const HistoryState>(self.predictor->initial_history());
+  Prediction out;
+  self.predictor->predict(std::span<const JobRecord>(&r, 1), *self.history, std::span<Prediction>(&out, 1));
+  py::dict d;
+  d["expected_wall_s"] = out.expected_wall_s;
+  d["safe_ttl_s"] = out.safe_ttl_s;
+  d["capped"] = out.capped;
+  return d;
+}
+
 py::dict metadata(const PyPredictor& self) {
   const Predictor& p = *self.predictor;
   const ModelFile& m = p.model();
@@ -123,13 +185,15 @@ void bind_predictor(py::module_& m) {
                py::gil_scoped_release release;
                p = std::make_shared<const Predictor>(Predictor::load(path, o));
              }
-             return PyPredictor{std::move(p), path};
+             return PyPredictor{std::move(p), path, nullptr};
            }),
            py::arg("path"), py::arg("variant") = "auto", py::arg("isa") = "", py::arg("alpha") = 0.01,
            py::arg("max_ttl_s") = PredictorOptions::kDefaultMaxTtlSeconds,
            py::arg("min_seconds") = PredictorOptions::kDefaultMinSeconds)
       .def("predict", &predict_table, py::arg("table"), py::arg("allow_schema_mismatch") = false,
            "`ttlpred predict` on a Table: {expected_wall_s, safe_ttl_s, capped} arrays (GIL released)")
+      .def("predict_job", &predict_job, py::arg("job"),
+           "One job {field: value} from the model's stored history: {expected_wall_s, safe_ttl_s, capped}")
       .def("metadata", &metadata, "The model file's metadata and provenance, and the loaded variant")
       .def_property_readonly("path", [](const PyPredictor& p) { return p.path; });
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "data/job_table.hpp"
+#include "features/history.hpp"
 #include "predict/predictor.hpp"
 
 namespace ttlpred::python {
@@ -20,6 +21,9 @@ struct Table {
 struct PyPredictor {
   std::shared_ptr<const Predictor> predictor;
   std::string path;
+  // The model's stored history, read once for predict_job (Predictor::initial_history reads
+  // it from the file's bytes on every call). Only touched with the GIL held.
+  std::shared_ptr<const HistoryState> history;
 };
 
 }  // namespace ttlpred::python

@@ -104,6 +104,18 @@ class Predictor:
         out.pop("history_restarted", None)
         return out
 
+    def predict_job(self, job: Mapping[str, Any]) -> Dict[str, Any]:
+        """One job, as a broker would ask the service: ``{field: value}`` (schema field names;
+        None or NaN for unknown) -> ``{"expected_wall_s", "safe_ttl_s", "capped"}``.
+
+        Its history features come from the model's own stored history (the outcomes up to the
+        end of its training, as ``ttlpred serve`` starts from), never from other jobs passed
+        before: the same job gets the same answer whenever it is asked. No table is built and
+        no schema check runs, so it costs a few microseconds (docs/PERFORMANCE.md); for many
+        jobs, or to replay their history from a trace, use ``predict``.
+        """
+        return self._core.predict_job(dict(job))
+
     def metadata(self) -> Dict[str, Any]:
         """The model file's metadata (training data hash, time, metrics, configuration,
         provenance) and the loaded variant, ISA and bounds."""
