@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include <onnx/checker.h>
@@ -66,6 +67,36 @@ Prediction predict_one(const Predictor& p, const JobRecord& r) {
 struct Exported {
   std::string model, onnx, sidecar;
 };
+
+// The acceptance path: a model trained by `ttlpred train` (the default 3 x 256 network) on a
+// 3,000-job synthetic trace and exported by `ttlpred export`, built once for the tests that
+// go through the program end to end. `built` is false where the program is absent (its
+// tests skip); a step that fails throws with the program's output (the test fails).
+struct CliExport {
+  bool built = false;
+  std::string dir, trace;
+  Exported files;
+};
+
+const CliExport& cli_export() {
+  static const CliExport c = [] {
+    CliExport x;
+    x.dir = test::temp_dir();
+    x.trace = x.dir + "/trace.csv";
+    std::string out;
+    const int rc = test::run_cli("generate --jobs 3000 --seed 4 --out '" + x.trace + "'", &out);
+    if (rc == 127) return x;
+    if (rc != 0) throw std::runtime_error("ttlpred generate failed:\n" + out);
+    x.files = {x.dir + "/trained.model", x.dir + "/trained.onnx", x.dir + "/trained.json"};
+    for (const std::string& step :
+         {"train --data '" + x.trace + "' --out '" + x.files.model + "' --epochs 2 --quiet",
+          "export --model '" + x.files.model + "' --onnx '" + x.files.onnx + "'"})
+      if (test::run_cli(step, &out) != 0) throw std::runtime_error("ttlpred " + step + " failed:\n" + out);
+    x.built = true;
+    return x;
+  }();
+  return c;
+}
 
 const Exported& exported() {
   static const Exported e = [] {
@@ -287,24 +318,24 @@ TEST(OnnxCli, ExportImportAndModelInfoThroughTheProgram) {
 // dropped (the log-margin table per group).
 TEST(OnnxExport, TheSidecarsSafeTtlRuleReproducesPredict) {
   if (shell("/usr/bin/python3 -c 'import json' > /dev/null 2>&1") != 0) GTEST_SKIP() << "no /usr/bin/python3";
-  const std::string dir = test::temp_dir();
-  std::string out;
-  int rc = test::run_cli("generate --jobs 3000 --seed 4 --out '" + dir + "/trace.csv'", &out);
-  if (rc == 127) GTEST_SKIP() << "ttlpred not built";
-  ASSERT_EQ(rc, 0) << out;
-  ASSERT_EQ(test::run_cli("train --data '" + dir + "/trace.csv' --out '" + dir + "/m.model' --epochs 2 --quiet", &out), 0) << out;
-  ASSERT_EQ(test::run_cli("export --model '" + dir + "/m.model' --onnx '" + dir + "/m.onnx'", &out), 0) << out;
-  const nlohmann::json st = nlohmann::json::parse(std::ifstream(dir + "/m.json"))["safe_ttl"];
+  const CliExport& c = cli_export();
+  if (!c.built) GTEST_SKIP() << "ttlpred not built";
+  const nlohmann::json st = read_json(c.files.sidecar)["safe_ttl"];
   ASSERT_TRUE(st["request_aware"].get<bool>());
   ASSERT_EQ(st["request_aware_table"]["exponents"].size(), st["request_aware_table"]["alphas"].size());
-  std::string err;
-  ASSERT_EQ(test::run_cli_split("predict --model '" + dir + "/m.model' --data '" + dir + "/trace.csv' --out '" + dir + "/p.csv'",
-                                &out, &err),
-            0)
-      << err;
-  EXPECT_EQ(shell("/usr/bin/python3 '" + here("sidecar_safe_ttl.py") + "' '" + dir + "/m.json' '" + dir + "/trace.csv' '" + dir +
-                  "/p.csv'"),
-            0);
+  // `ttlpred predict` on a trace, then the sidecar's rule on its answers: "" when every job agrees.
+  auto sidecar_disagreement = [&](const std::string& trace) -> std::string {
+    std::string out, err;
+    const std::string answers = trace + ".predicted.csv";
+    if (test::run_cli_split("predict --model '" + c.files.model + "' --data '" + trace + "' --out '" + answers + "'", &out,
+                            &err) != 0)
+      return "predict failed: " + err;
+    if (shell("/usr/bin/python3 '" + here("sidecar_safe_ttl.py") + "' '" + c.files.sidecar + "' '" + trace + "' '" + answers +
+              "'") != 0)
+      return "the sidecar's rule disagrees with predict on " + trace;
+    return "";
+  };
+  EXPECT_EQ(sidecar_disagreement(c.trace), "");
   // The same jobs without their requests (the column blanked): the per-group margins answer.
   // The generated trace quotes no field, so a line splits at its commas.
   auto fields_of = [](const std::string& line) {
@@ -319,8 +350,9 @@ TEST(OnnxExport, TheSidecarsSafeTtlRuleReproducesPredict) {
     for (std::size_t i = 0; i < f.size(); ++i) line += (i ? "," : "") + f[i];
     return line;
   };
-  std::ifstream in(dir + "/trace.csv");
-  std::ofstream no_request(dir + "/no-request.csv");
+  const std::string no_request_path = test::temp_dir() + "/no-request.csv";
+  std::ifstream in(c.trace);
+  std::ofstream no_request(no_request_path);
   std::string line;
   std::getline(in, line);
   const std::vector<std::string> header = fields_of(line);
@@ -334,14 +366,7 @@ TEST(OnnxExport, TheSidecarsSafeTtlRuleReproducesPredict) {
     no_request << line_of(f) << "\n";
   }
   no_request.close();
-  ASSERT_EQ(test::run_cli_split("predict --model '" + dir + "/m.model' --data '" + dir + "/no-request.csv' --out '" + dir +
-                                    "/q.csv'",
-                                &out, &err),
-            0)
-      << err;
-  EXPECT_EQ(shell("/usr/bin/python3 '" + here("sidecar_safe_ttl.py") + "' '" + dir + "/m.json' '" + dir + "/no-request.csv' '" +
-                  dir + "/q.csv'"),
-            0);
+  EXPECT_EQ(sidecar_disagreement(no_request_path), "");
 }
 
 TEST(OnnxExport, OnnxRuntimeComputesWhatTtlpredComputes) {
@@ -352,16 +377,11 @@ TEST(OnnxExport, OnnxRuntimeComputesWhatTtlpredComputes) {
       break;
     }
   if (python.empty()) GTEST_SKIP() << "onnxruntime not installed (optional: scripts/setup-optional.sh)";
-  // The acceptance path: a model trained by `ttlpred train` (the default 3x256 network),
-  // exported by `ttlpred export`.
-  const std::string dir = test::temp_dir();
+  const CliExport& c = cli_export();
+  if (!c.built) GTEST_SKIP() << "ttlpred not built";
+  const std::string& dir = c.dir;
+  const Exported& e = c.files;
   std::string out;
-  int rc = test::run_cli("generate --jobs 3000 --seed 4 --out '" + dir + "/trace.csv'", &out);
-  if (rc == 127) GTEST_SKIP() << "ttlpred not built";
-  ASSERT_EQ(rc, 0) << out;
-  ASSERT_EQ(test::run_cli("train --data '" + dir + "/trace.csv' --out '" + dir + "/trained.model' --epochs 2 --quiet", &out), 0) << out;
-  ASSERT_EQ(test::run_cli("export --model '" + dir + "/trained.model' --onnx '" + dir + "/trained.onnx'", &out), 0) << out;
-  const Exported e{dir + "/trained.model", dir + "/trained.onnx", dir + "/trained.json"};
   const ModelFile m = load_model_file(e.model);
   ASSERT_EQ(m.mlp.layers.size(), 4u);
   // Random encoded inputs, and ttlpred's fp32 engine on them.

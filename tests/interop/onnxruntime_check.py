@@ -11,8 +11,11 @@ profile of the run, every Gemm and MatMul it executed is an integer kernel (QGem
 MatMulInteger, QLinearMatMul, MatMulIntegerToFloat), none a float one.
 
 usage: onnxruntime_check.py MODEL.onnx CASES.json [TOLERANCE [FLOOR [int8]]]"""
+import collections
 import json
+import shutil
 import sys
+import tempfile
 
 try:
     import numpy as np
@@ -28,7 +31,6 @@ int8 = len(sys.argv) > 5 and sys.argv[5] == "int8"
 options = ort.SessionOptions()
 options.enable_profiling = int8
 if int8:
-    import tempfile
     profile_dir = tempfile.mkdtemp(prefix="ttlpred-ort-")
     options.profile_file_prefix = profile_dir + "/profile"
 sess = ort.InferenceSession(sys.argv[1], options, providers=["CPUExecutionProvider"])
@@ -42,11 +44,9 @@ print(f"onnxruntime {ort.__version__}: {len(want)} rows, max relative difference
       f"max absolute {np.abs(got - want).max():.3g}")
 ok = rel.max() <= tol
 if int8:
-    import collections
     profile = sess.end_profiling()
     ran = collections.Counter(e["args"]["op_name"] for e in json.load(open(profile))
                               if e.get("cat") == "Node" and "op_name" in e.get("args", {}))
-    import shutil
     shutil.rmtree(profile_dir, ignore_errors=True)
     integer = {"QGemm", "MatMulInteger", "QLinearMatMul", "MatMulIntegerToFloat", "DynamicQuantizeMatMul"}
     floating = {op: n for op, n in ran.items() if op in ("Gemm", "MatMul", "FusedGemm", "FusedMatMul")}
