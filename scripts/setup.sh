@@ -23,6 +23,7 @@ packages=(
   pybind11-dev python3-dev                       # the Python module ttlpred._core (python/)
   python3-pandas                                 # the Python package's DataFrames (numpy above)
   python3-pytest python3-venv                    # the Python tests; the venv install test
+  python3-sklearn                                # TTLRegressor's tests: clone, cross_val_score, joblib (it runs without)
   chromium                                       # renders report.html in the browser test
 )
 

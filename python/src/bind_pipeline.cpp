@@ -1,8 +1,10 @@
 // Training and evaluation with the CLI's protocol and option names.
 //  - train(table, out, split, options): `ttlpred train --data ... --out OUT --split S` with
 //    `options` keyed by the command's long option names without dashes ("hidden", "epochs",
-//    "lr", "seed", "group-by", ...; "-" or "_" alike). An unknown key is refused by name
-//    rather than ignored: a misspelt option must not silently train with a default.
+//    "lr", "seed", "group-by", ...; "-" or "_" alike), parsed by the command's own
+//    declaration (cli/train_run.hpp). An unknown key is refused by name rather than ignored:
+//    a misspelt option must not silently train with a default. train_option_defaults(): each
+//    option's default as that declaration prints it (TTLRegressor's parameters).
 //  - evaluate(predictor, table, split): `ttlpred eval --json`, the same JSON object, plus the
 //    scored jobs' predictions and outcomes as arrays (what `--per-job` writes).
 #include <pybind11/numpy.h>
@@ -19,6 +21,8 @@
 
 #include "bindings.hpp"
 #include "cli/eval_report.hpp"
+#include "cli/train_run.hpp"
+#include "cli_options.hpp"
 #include "engine/isa.hpp"
 #include "engine/variant.hpp"
 #include "features/history.hpp"
@@ -39,98 +43,75 @@ namespace py = pybind11;
 namespace ttlpred::python {
 namespace {
 
-std::vector<std::uint32_t> widths_from(const py::handle& v) {
-  std::vector<std::uint32_t> out;
-  if (py::isinstance<py::str>(v)) {
-    const std::string s = v.cast<std::string>();
-    std::size_t start = 0;
-    while (start <= s.size()) {
-      std::size_t comma = s.find(',', start);
-      if (comma == std::string::npos) comma = s.size();
-      out.push_back(static_cast<std::uint32_t>(std::stoul(s.substr(start, comma - start))));
-      start = comma + 1;
-    }
-  } else {
-    for (const py::handle w : v) out.push_back(w.cast<std::uint32_t>());
-  }
-  for (std::uint32_t w : out)
-    if (w == 0 || w > 65536) throw Error("option 'hidden': widths must be in 1..65536");
-  if (out.empty()) throw Error("option 'hidden': no widths");
-  return out;
-}
-
-// Applies {option: value} to `fit`; returns whether progress output is wanted.
-bool apply_options(const py::dict& options, FitOptions& fit) {
-  TrainConfig& t = fit.train;
-  bool quiet = true;
-  std::string group_by = "auto";
-  using Setter = std::function<void(const py::handle&)>;
-  const std::map<std::string, Setter> setters = {
-      {"hidden", [&](const py::handle& v) { t.hidden = widths_from(v); }},
-      {"target", [&](const py::handle& v) { t.target = parse_target_kind(v.cast<std::string>()); }},
-      {"epochs", [&](const py::handle& v) { t.max_epochs = v.cast<std::uint32_t>(); }},
-      {"patience", [&](const py::handle& v) { t.patience = v.cast<std::uint32_t>(); }},
-      {"batch-size", [&](const py::handle& v) { t.batch_size = v.cast<std::uint32_t>(); }},
-      {"lr", [&](const py::handle& v) { t.learning_rate = v.cast<float>(); }},
-      {"dropout", [&](const py::handle& v) { t.dropout = v.cast<float>(); }},
-      {"weight-decay", [&](const py::handle& v) { t.weight_decay = v.cast<float>(); }},
-      {"ensemble", [&](const py::handle& v) { fit.ensemble = v.cast<std::uint32_t>(); }},
-      {"seed", [&](const py::handle& v) { t.seed = v.cast<std::uint64_t>(); }},
-      {"threads", [&](const py::handle& v) { t.threads = v.cast<int>(); }},
-      {"calibration-fraction", [&](const py::handle& v) { fit.calibration_fraction = v.cast<double>(); }},
-      {"group-by", [&](const py::handle& v) { group_by = v.cast<std::string>(); }},
-      {"ttl-alpha-scale", [&](const py::handle& v) { fit.safe_ttl.request.alpha_scale = v.cast<double>(); }},
-      {"ttl-min-saving", [&](const py::handle& v) { fit.safe_ttl.request.min_saving_per_kill = v.cast<double>(); }},
-      {"ttl-max-exponent", [&](const py::handle& v) { fit.safe_ttl.request.max_exponent = v.cast<double>(); }},
-      {"request-aware-ttl", [&](const py::handle& v) { fit.safe_ttl.request_aware = v.cast<bool>(); }},
-      {"residual", [&](const py::handle& v) { fit.residual = v.cast<bool>(); }},
-      {"request-key", [&](const py::handle& v) { fit.request_key = v.cast<bool>(); }},
-      {"censored-rates", [&](const py::handle& v) { fit.censored_rates = v.cast<bool>(); }},
-      {"system-key", [&](const py::handle& v) { fit.system_key = v.cast<bool>(); }},
-      {"at", [&](const py::handle& v) {
-         const std::string name = v.cast<std::string>();
-         const auto at = prediction_time_by_name(name);
-         if (!at) throw Error("training option 'at': '" + name + "' is neither 'submit' nor 'match'");
-         fit.at = *at;
-       }},
-      {"ttl-by-group", [&](const py::handle& v) { fit.safe_ttl.request_by_group = v.cast<bool>(); }},
-      {"quiet", [&](const py::handle& v) { quiet = v.cast<bool>(); }},
-  };
+// The training options as `ttlpred train` declares them (cli/train_run.hpp), with Python's
+// own spellings of two: quiet unless quiet=False (a notebook wants no per-epoch lines), and
+// request_aware_ttl=False for the flag --no-request-aware-ttl.
+py::dict train_options_of(const py::dict& options, double split_fraction) {
+  py::dict o;
+  o["quiet"] = true;
   for (const auto& [key, value] : options) {
     std::string name = py::str(key);
     for (char& c : name)
-      if (c == '_') c = '-';
-    const auto it = setters.find(name);
-    if (it == setters.end()) {
-      std::string known;
-      for (const auto& s : setters) known += (known.empty() ? "" : ", ") + s.first;
-      throw Error("unknown training option '" + std::string(py::str(key)) + "' (options: " + known + ")");
-    }
-    try {
-      it->second(value);
-    } catch (const py::cast_error&) {
-      throw Error("training option '" + name + "': cannot use " + std::string(py::repr(value)));
+      if (c == '-') c = '_';
+    if (name == "request_aware_ttl") {
+      if (!py::isinstance<py::bool_>(value)) throw Error("training option 'request_aware_ttl' takes True or False");
+      o["no_request_aware_ttl"] = !value.cast<bool>();
+    } else {
+      o[py::str(name)] = value;
     }
   }
-  if (fit.ensemble < 1) throw Error("training option 'ensemble' must be at least 1");
-  fit.group_column = group_by == "none" ? "" : group_by;
-  return !quiet;
+  o["split"] = split_fraction;
+  return o;
 }
 
+py::dict train_option_defaults() {
+  CLI::App cmd("train");
+  cmd.set_help_flag();
+  cli::TrainCliOptions o;
+  cli::add_train_options(cmd, o);
+  py::dict d;
+  for (const CLI::Option* opt : cmd.get_options()) {
+    for (std::string name : opt->get_lnames()) {
+      if (name == "help" || name == "split") continue;
+      for (char& c : name)
+        if (c == '-') c = '_';
+      if (opt->get_expected_min() == 0)
+        d[py::str(name)] = opt->get_default_str() == "true";
+      else
+        d[py::str(name)] = opt->get_default_str();
+    }
+  }
+  return d;
+}
+
+// `ttlpred train` on a table; the model goes to `out`, or, where `out` is empty, comes back
+// as the model file's bytes ("model_bytes": what TTLRegressor keeps and pickles).
 py::dict train(const Table& table, const std::string& out, double split_fraction, const py::dict& options) {
-  FitOptions fit;
-  const bool progress = apply_options(options, fit);
+  CLI::App cmd("train");
+  cmd.set_help_flag();
+  cli::TrainCliOptions o;
+  cli::add_train_options(cmd, o);
+  parse_cli_options(cmd, "training", train_options_of(options, split_fraction));
+  ModelFile start;
+  const FitOptions fit = cli::resolve_train_options(o, cmd, start);
   FitReport report;
+  std::vector<std::uint8_t> bytes;
   {
     py::gil_scoped_release release;
-    const ChronologicalSplit split = chronological_split(JobTable(*table.jobs), split_fraction);
-    ModelFile model = fit_model(split, fit, progress ? stderr_progress() : ProgressFn{}, &report);
+    const ChronologicalSplit split = chronological_split(JobTable(*table.jobs), o.split);
+    ModelFile model = fit_model(split, fit, o.quiet ? ProgressFn{} : stderr_progress(), &report);
     model.provenance.trace_format = table.format;
     model.provenance.trace_name = table.name;
-    save_model_file(out, model);
+    if (out.empty())
+      bytes = model_file_bytes(model);
+    else
+      save_model_file(out, model);
   }
   py::dict d;
-  d["model"] = out;
+  if (out.empty())
+    d["model_bytes"] = py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  else
+    d["model"] = out;
   d["fit_rows"] = report.fit_rows;
   d["calibration_rows"] = report.calibration_rows;
   d["best_epoch"] = report.train.best_epoch;
@@ -193,6 +174,8 @@ py::tuple evaluate_table(const PyPredictor& predictor, const Table& table, doubl
 }  // namespace
 
 void bind_pipeline(py::module_& m) {
+  m.def("train_option_defaults", &train_option_defaults,
+        "Each training option of `ttlpred train` (Python spelling) and its default as the command prints it");
   m.def("train", &train, py::arg("table"), py::arg("out"), py::arg("split") = 0.8, py::arg("options") = py::dict(),
         "`ttlpred train`: trains on the first `split` of the eligible jobs in submit order and writes the model file");
   m.def("evaluate", &evaluate_table, py::arg("predictor"), py::arg("table"), py::arg("split") = 0.8,

@@ -190,6 +190,31 @@ void bind_predictor(py::module_& m) {
            py::arg("path"), py::arg("variant") = "auto", py::arg("isa") = "", py::arg("alpha") = 0.01,
            py::arg("max_ttl_s") = PredictorOptions::kDefaultMaxTtlSeconds,
            py::arg("min_seconds") = PredictorOptions::kDefaultMinSeconds)
+      .def_static(
+          "from_bytes",
+          [](const py::bytes& data, const std::string& variant, const std::string& isa, double alpha, double max_ttl_s,
+             double min_seconds, const std::string& name) {
+            const PredictorOptions o = options_from(variant, isa, alpha, max_ttl_s, min_seconds);
+            const std::string_view view = data;
+            std::vector<std::uint8_t> bytes(view.begin(), view.end());
+            std::shared_ptr<const Predictor> p;
+            {
+              py::gil_scoped_release release;
+              p = std::make_shared<const Predictor>(Predictor(parse_model_file(bytes, name), o, name));
+            }
+            return PyPredictor{std::move(p), name, nullptr};
+          },
+          py::arg("data"), py::arg("variant") = "auto", py::arg("isa") = "", py::arg("alpha") = 0.01,
+          py::arg("max_ttl_s") = PredictorOptions::kDefaultMaxTtlSeconds,
+          py::arg("min_seconds") = PredictorOptions::kDefaultMinSeconds, py::arg("name") = "<model bytes>",
+          "A model file's bytes (model_bytes()), loaded as the constructor loads a path; `name` stands for the path")
+      .def(
+          "model_bytes",
+          [](const PyPredictor& self) {
+            const std::vector<std::uint8_t> bytes = model_file_bytes(self.predictor->model());
+            return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+          },
+          "The loaded model as a model file's bytes (what pickling keeps)")
       .def("predict", &predict_table, py::arg("table"), py::arg("allow_schema_mismatch") = false,
            "`ttlpred predict` on a Table: {expected_wall_s, safe_ttl_s, capped} arrays (GIL released)")
       .def("predict_job", &predict_job, py::arg("job"),

@@ -9,7 +9,8 @@
 namespace ttlpred::python {
 
 // Parses `options` with `cmd` (named `command` in messages). Keys take "_" or "-"; values
-// are str, int, float, bool or a list of them (a comma list); None leaves the default.
+// are str, int, float, bool or a list of them (a comma list); None leaves the default. A bool
+// is true/false to a flag and on/off to an on|off option (`residual=True` is `--residual on`).
 // An unknown key or a value the option refuses raises Error naming the option.
 void parse_cli_options(CLI::App& cmd, const char* command, const pybind11::dict& options);
 

@@ -27,8 +27,8 @@ Table = _core.Table
 __version__ = _core.__version__
 schema = _core.schema
 
-__all__ = ["Error", "Table", "Predictor", "read_trace", "read_parquet", "to_table", "train", "evaluate", "backtest",
-           "simulate", "schema", "__version__"]
+__all__ = ["Error", "Table", "Predictor", "TTLRegressor", "read_trace", "read_parquet", "to_table", "train", "evaluate",
+           "backtest", "simulate", "schema", "__version__"]
 
 
 def read_trace(path: str, format: str = "auto", as_frame: bool = True):
@@ -85,7 +85,33 @@ class Predictor:
 
     def __init__(self, path: str, variant: str = "auto", isa: str = "", alpha: float = 0.01,
                  max_ttl_s: float = 259200.0, min_seconds: float = 60.0):
-        self._core = _core.Predictor(str(path), variant, isa, float(alpha), float(max_ttl_s), float(min_seconds))
+        self._options = dict(variant=variant, isa=isa, alpha=float(alpha), max_ttl_s=float(max_ttl_s),
+                             min_seconds=float(min_seconds))
+        self._core = _core.Predictor(str(path), **self._options)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, name: str = "<model bytes>", variant: str = "auto", isa: str = "",
+                   alpha: float = 0.01, max_ttl_s: float = 259200.0, min_seconds: float = 60.0) -> "Predictor":
+        """A model file's bytes (``model_bytes()``, or a file read whole), loaded with the same
+        options and checks as a path; ``name`` stands for the path in messages."""
+        self = cls.__new__(cls)
+        self._options = dict(variant=variant, isa=isa, alpha=float(alpha), max_ttl_s=float(max_ttl_s),
+                             min_seconds=float(min_seconds))
+        self._core = _core.Predictor.from_bytes(bytes(data), name=str(name), **self._options)
+        return self
+
+    def model_bytes(self) -> bytes:
+        """The loaded model as a model file's bytes (``Predictor.from_bytes`` loads them back)."""
+        return self._core.model_bytes()
+
+    # Pickling keeps the model file's bytes and the options, so that joblib and
+    # multiprocessing can carry a Predictor: it loads again as it was, on any host.
+    def __getstate__(self) -> Dict[str, Any]:
+        return {"model": self._core.model_bytes(), "path": self.path, "options": dict(self._options)}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self._options = dict(state["options"])
+        self._core = _core.Predictor.from_bytes(state["model"], name=state["path"], **self._options)
 
     @property
     def path(self) -> str:
@@ -205,3 +231,6 @@ def simulate(data: Any, columns: Optional[Mapping[str, str]] = None, **options: 
 def _options(options: Mapping[str, Any]) -> Dict[str, Any]:
     """Paths as text; everything else as given (the C++ side checks it)."""
     return {k: (str(v) if hasattr(v, "__fspath__") else v) for k, v in options.items()}
+
+
+from ._estimator import TTLRegressor  # noqa: E402  (it builds on Predictor and train above)

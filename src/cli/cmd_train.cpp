@@ -6,6 +6,7 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "cli/train_run.hpp"
 #include "data/trace_readers.hpp"
 #include "model/model_file.hpp"
 #include "pipeline/fit_model.hpp"
@@ -16,67 +17,32 @@ namespace ttlpred::cli {
 namespace {
 
 struct TrainOptions {
-  std::string data, out, hidden = "256,256,256", target = "hours", group_by = "auto";
-  std::string init, qat = "none", sparsity = "none", sparsity_method = "fixed-mask";
-  std::string kill_budget = "count";
-  std::string at, censored = kDefaultCensored;
-  ModelChoiceOptions choices;
-  double split = 0.8;
-  FitOptions fit;
+  std::string data, out;
   TraceInput input;
-  bool quiet = false;
+  TrainCliOptions train;
 };
 
-// Fine-tuning defaults (set_finetune_defaults) where the command line is silent.
-void apply_finetune_defaults(TrainOptions& o, const CLI::App& cmd) {
-  const TrainConfig given = o.fit.train;
-  TrainConfig& t = o.fit.train;
-  set_finetune_defaults(t);
-  if (cmd.count("--epochs")) t.max_epochs = given.max_epochs;
-  if (cmd.count("--patience")) t.patience = given.patience;
-  if (cmd.count("--lr")) t.learning_rate = given.learning_rate;
-  if (cmd.count("--dropout")) t.dropout = given.dropout;
-}
-
 void run_train(TrainOptions& o, const CLI::App& cmd) {
-  if (o.qat != "none" && o.qat != "int8") throw Error("--qat: expected int8 or none, got '" + o.qat + "'");
-  if (o.sparsity != "none" && o.sparsity != "2:4") throw Error("--sparsity: expected 2:4 or none, got '" + o.sparsity + "'");
-  CompressionConfig& comp = o.fit.compression;
-  comp.qat_int8 = o.qat == "int8";
-  comp.sparse_2_4 = o.sparsity == "2:4";
-  comp.sparsity_method = sparsity_method_from_name(o.sparsity_method);
   ModelFile start;
-  if (!o.init.empty()) {
-    start = load_model_file(o.init);
-    o.fit.init = &start;
-    apply_finetune_defaults(o, cmd);
-    std::fprintf(stderr, "train: fine-tuning %s%s%s\n", o.init.c_str(), comp.any() ? " for " : "",
+  const FitOptions fit = resolve_train_options(o.train, cmd, start);
+  const CompressionConfig& comp = fit.compression;
+  if (fit.init)
+    std::fprintf(stderr, "train: fine-tuning %s%s%s\n", o.train.init.c_str(), comp.any() ? " for " : "",
                  compression_label(comp).c_str());
-  } else if (comp.any()) {
+  else if (comp.any())
     std::fprintf(stderr, "train: fp32 training, then fine-tuning for %s\n", compression_label(comp).c_str());
-  }
-  o.fit.train.hidden = parse_widths(o.hidden, "--hidden");
-  o.fit.train.target = parse_target_kind(o.target);
-  o.fit.group_column = o.group_by == "none" ? "" : o.group_by;
-  o.fit.safe_ttl.request.budget = kill_budget_from_name(o.kill_budget);
-  o.fit.at = parse_prediction_time(o.at, PredictionTime::Submit);
-  o.fit.censored = parse_censored(o.censored);
-  apply_model_choices(o.choices, o.fit);
-  if (o.fit.init && !o.at.empty() &&
-      o.fit.at != FeatureEncoder::from_bytes(start.encoder, o.init).history_config().at)
-    throw Error("--at: a fine-tune keeps the prediction time its starting model " + o.init + " was trained for");
   std::string trace_format;
-  const ChronologicalSplit split = chronological_split(load_trace(o.data, o.input, false, &trace_format), o.split);
+  const ChronologicalSplit split = chronological_split(load_trace(o.data, o.input, false, &trace_format), o.train.split);
   std::fprintf(stderr, "train: %zu eligible jobs (%zu without run time, %zu without request dropped); training on the first %zu\n",
                split.jobs.rows(), split.dropped_no_runtime, split.dropped_no_request, split.train_rows);
   FitReport report;
-  ModelFile model = fit_model(split, o.fit, o.quiet ? ProgressFn{} : stderr_progress(), &report);
+  ModelFile model = fit_model(split, fit, o.train.quiet ? ProgressFn{} : stderr_progress(), &report);
   model.provenance.trace_format = trace_format;
   model.provenance.trace_name = o.data == "-" ? std::string(kStandardInputName) : o.data.substr(o.data.rfind('/') + 1);
   save_model_file(o.out, model);
-  if (o.fit.compression.any())
-    std::printf("compressed for the %s variant (%s)\n", std::string(engine::variant_name(compressed_variant(o.fit.compression))).c_str(),
-                compression_label(o.fit.compression).c_str());
+  if (comp.any())
+    std::printf("compressed for the %s variant (%s)\n", std::string(engine::variant_name(compressed_variant(comp))).c_str(),
+                compression_label(comp).c_str());
   std::printf("trained on %zu jobs (+%zu held out for the safe TTL) in %.1f s: best epoch %u, validation RMSE %.3f h, "
               "calibration RMSE %.3f h, safe-TTL groups: %s\nwrote %s\n",
               report.fit_rows, report.calibration_rows, report.seconds, report.train.best_epoch,
@@ -92,55 +58,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--data", o->data, kDataHelp)->required();
   cmd->add_option("--out", o->out, "model file to write (atomically)")->required();
   add_trace_input_options(*cmd, o->input);
-  cmd->add_option("--split", o->split, "fraction of eligible jobs, in submit order, to train on")->capture_default_str()->check(split_fraction_check());
-  cmd->add_option("--hidden", o->hidden, "hidden layer widths")->capture_default_str();
-  cmd->add_option("--target", o->target, "regression target: hours, log1p or power")->capture_default_str();
-  cmd->add_option("--epochs", o->fit.train.max_epochs, "maximum epochs")->capture_default_str();
-  cmd->add_option("--patience", o->fit.train.patience, "epochs without improvement before stopping")->capture_default_str();
-  cmd->add_option("--batch-size", o->fit.train.batch_size, "mini-batch size")->capture_default_str();
-  cmd->add_option("--lr", o->fit.train.learning_rate, "peak learning rate (AdamW)")->capture_default_str();
-  cmd->add_option("--dropout", o->fit.train.dropout, "dropout on hidden activations")->capture_default_str();
-  cmd->add_option("--weight-decay", o->fit.train.weight_decay, "decoupled weight decay")->capture_default_str();
-  cmd->add_option("--ensemble", o->fit.ensemble, "average this many seeds into one network (at least 1)")
-      ->check(CLI::Range(1u, 1000u))
-      ->capture_default_str();
-  cmd->add_option("--seed", o->fit.train.seed, "random seed")->capture_default_str();
-  cmd->add_option("--threads", o->fit.train.threads, "training threads (0 = all cores)")->capture_default_str();
-  cmd->add_option("--calibration-fraction", o->fit.calibration_fraction,
-                  "tail of the training jobs held out to calibrate the safe TTL")->capture_default_str();
-  cmd->add_option("--group-by", o->group_by, "safe-TTL calibration groups: auto, none, or a column name")
-      ->capture_default_str();
-  cmd->add_option("--ttl-alpha-scale", o->fit.safe_ttl.request.alpha_scale,
-                  "request-aware safe TTL: calibrate for alpha x this many kills (drift margin)")->capture_default_str();
-  cmd->add_option("--ttl-min-saving", o->fit.safe_ttl.request.min_saving_per_kill,
-                  "request-aware safe TTL: mean requests of TTL a kill must free")->capture_default_str();
-  cmd->add_option("--ttl-max-exponent", o->fit.safe_ttl.request.max_exponent,
-                  "request-aware safe TTL: larger exponents on the road to the request are the request")
-      ->capture_default_str();
-  cmd->add_option("--ttl-kill-budget", o->kill_budget,
-                  "request-aware safe TTL: what alpha bounds on the calibration jobs: count (kills) or cpu-time "
-                  "(kills and the CPU time they lose, run time x cores)")
-      ->check(CLI::IsMember({"count", "cpu-time"}))
-      ->capture_default_str();
-  cmd->add_flag("!--no-request-aware-ttl", o->fit.safe_ttl.request_aware,
-                "safe TTL from the plain log-ratio margin even for jobs with a request");
-  add_ttl_by_group_option(*cmd, o->fit.safe_ttl.request_by_group);
-  cmd->add_option("--init", o->init,
-                  "fine-tune this model file (its encoder and target kept) instead of training from scratch");
-  cmd->add_option("--qat", o->qat, "quantization-aware training: int8 (for the int8-static variant) or none")
-      ->capture_default_str();
-  cmd->add_option("--sparsity", o->sparsity, "sparsity-aware training: 2:4 (for the 2:4 variants) or none")
-      ->capture_default_str();
-  cmd->add_option("--sparsity-method", o->sparsity_method, "2:4 training: fixed-mask (prune, then fine-tune) or sr-ste")
-      ->capture_default_str();
-  cmd->add_option("--srste-decay", o->fit.compression.srste_decay, "SR-STE: decay on the pruned weights")
-      ->capture_default_str();
-  add_prediction_time_option(*cmd, o->at,
-                             "when the model predicts: submit (default; history as of each job's submission) or match "
-                             "(history as of its start, submit + wait, plus the jobs of its keys running then)");
-  add_censored_option(*cmd, o->censored);
-  add_model_choice_options(*cmd, o->choices);
-  cmd->add_flag("--quiet", o->quiet, "no per-epoch progress");
+  add_train_options(*cmd, o->train);
   add_config_and_environment(*cmd);
   cmd->callback([o, cmd] { run_train(*o, *cmd); });
 }
