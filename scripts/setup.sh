@@ -24,6 +24,7 @@ packages=(
   python3-pandas                                 # the Python package's DataFrames (numpy above)
   python3-pytest python3-venv                    # the Python tests; the venv install test
   python3-sklearn                                # TTLRegressor's tests: clone, cross_val_score, joblib (it runs without)
+  python3-matplotlib                             # ttlpred.plot, the report's figures as matplotlib Displays
   chromium                                       # renders report.html in the browser test
 )
 
