@@ -187,7 +187,7 @@ void bind_predictor(py::module_& m) {
              }
              return PyPredictor{std::move(p), path, nullptr};
            }),
-           py::arg("path"), py::arg("variant") = "auto", py::arg("isa") = "", py::arg("alpha") = 0.01,
+           py::arg("path"), py::arg("variant") = "auto", py::arg("isa") = "", py::arg("alpha") = kDefaultAlpha,
            py::arg("max_ttl_s") = PredictorOptions::kDefaultMaxTtlSeconds,
            py::arg("min_seconds") = PredictorOptions::kDefaultMinSeconds)
       .def_static(
@@ -204,7 +204,7 @@ void bind_predictor(py::module_& m) {
             }
             return PyPredictor{std::move(p), name, nullptr};
           },
-          py::arg("data"), py::arg("variant") = "auto", py::arg("isa") = "", py::arg("alpha") = 0.01,
+          py::arg("data"), py::arg("variant") = "auto", py::arg("isa") = "", py::arg("alpha") = kDefaultAlpha,
           py::arg("max_ttl_s") = PredictorOptions::kDefaultMaxTtlSeconds,
           py::arg("min_seconds") = PredictorOptions::kDefaultMinSeconds, py::arg("name") = "<model bytes>",
           "A model file's bytes (model_bytes()), loaded as the constructor loads a path; `name` stands for the path")

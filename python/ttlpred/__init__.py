@@ -83,15 +83,16 @@ class Predictor:
     truncated or foreign model file raises ``ttlpred.Error``.
     """
 
-    def __init__(self, path: str, variant: str = "auto", isa: str = "", alpha: float = 0.01,
-                 max_ttl_s: float = 259200.0, min_seconds: float = 60.0):
+    def __init__(self, path: str, variant: str = "auto", isa: str = "", alpha: float = _core.DEFAULT_ALPHA,
+                 max_ttl_s: float = _core.DEFAULT_MAX_TTL_S, min_seconds: float = _core.DEFAULT_MIN_SECONDS):
         self._options = dict(variant=variant, isa=isa, alpha=float(alpha), max_ttl_s=float(max_ttl_s),
                              min_seconds=float(min_seconds))
         self._core = _core.Predictor(str(path), **self._options)
 
     @classmethod
     def from_bytes(cls, data: bytes, name: str = "<model bytes>", variant: str = "auto", isa: str = "",
-                   alpha: float = 0.01, max_ttl_s: float = 259200.0, min_seconds: float = 60.0) -> "Predictor":
+                   alpha: float = _core.DEFAULT_ALPHA, max_ttl_s: float = _core.DEFAULT_MAX_TTL_S,
+                   min_seconds: float = _core.DEFAULT_MIN_SECONDS) -> "Predictor":
         """A model file's bytes (``model_bytes()``, or a file read whole), loaded with the same
         options and checks as a path; ``name`` stands for the path in messages."""
         self = cls.__new__(cls)

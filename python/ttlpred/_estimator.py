@@ -49,8 +49,8 @@ def _typed(value: Any) -> Any:
 # an estimator in a search loop prints nothing unless asked.
 _TRAIN_DEFAULTS: Dict[str, Any] = {name: _typed(v) for name, v in _core.train_option_defaults().items()}
 _TRAIN_DEFAULTS["quiet"] = True
-_PREDICT_DEFAULTS: Dict[str, Any] = {"alpha": 0.01, "variant": "auto", "isa": "", "max_ttl_s": 259200.0,
-                                     "min_seconds": 60.0}
+_PREDICT_DEFAULTS: Dict[str, Any] = {"alpha": _core.DEFAULT_ALPHA, "variant": "auto", "isa": "",
+                                     "max_ttl_s": _core.DEFAULT_MAX_TTL_S, "min_seconds": _core.DEFAULT_MIN_SECONDS}
 _OTHER_DEFAULTS: Dict[str, Any] = {"columns": None}
 _PARAMS: Dict[str, Any] = {**_TRAIN_DEFAULTS, **_PREDICT_DEFAULTS, **_OTHER_DEFAULTS}
 

@@ -42,14 +42,12 @@ void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o) {
   cmd.add_option("--splits", o.splits, "ascending split points (fractions of the eligible jobs in submit order)")
       ->capture_default_str();
   cmd.add_option("--alphas", o.alphas, "target kill rates of the tightness sweep")->capture_default_str();
-  cmd.add_option("--alpha", o.alpha, "the headline target kill rate (tables, flags, windows)")->capture_default_str();
+  add_alpha_option(cmd, o.alpha, "the headline target kill rate (tables, flags, windows)");
   cmd.add_option("--methods", o.methods, "calibration methods to compare: static, rolling, aci, aci-capped, multi-aci, mondrian, aci-history")
       ->capture_default_str();
   cmd.add_option("--method", o.method, "the method whose per-window kill rates --windows lists")->capture_default_str();
-  cmd.add_option("--target-scale", o.online.target_scale,
-                 "aci, multi-aci, mondrian: the level follows this fraction of alpha in kills")
-      ->capture_default_str();
-  cmd.add_option("--gamma", o.online.gamma, "aci, aci-capped, mondrian: learning rate of the level")->capture_default_str();
+  add_online_tuning_options(cmd, o.online.gamma, o.online.target_scale,
+                            {"aci, aci-capped, mondrian", "aci, multi-aci, mondrian", " (aci-capped: --capped-target-scale)"});
   cmd.add_flag("--log-step", o.online.log_level,
                "aci, aci-capped, aci-history, mondrian: step the level in log space, as serve --calibration aci-log does");
   cmd.add_option("--capped-target-scale", o.online.capped_target_scale,

@@ -21,7 +21,7 @@ struct BacktestCliOptions {
   std::string at = "submit", censored = kDefaultCensored;
   ModelChoiceOptions choices;
   bool ttl_by_group = false;
-  double alpha = 0.01, window_days = 7;
+  double alpha = kDefaultAlpha, window_days = 7;
   OnlineCalibrationOptions online;
   std::size_t min_window_rows = 1000;
   std::uint32_t epochs = 0;

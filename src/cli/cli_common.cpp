@@ -135,7 +135,11 @@ void add_variant_options(CLI::App& cmd, std::string& variant, std::string& isa, 
                  "engine variant (" + engine::variant_names_list() + "), or auto: the one the model was made for" + auto_note)
       ->capture_default_str();
   cmd.add_option("--isa", isa, "pin an instruction set (scalar, avx2, avx512, avx512-vnni, avx512-bf16, avx512-amx)");
-  cmd.add_option("--alpha", alpha, "target kill rate of the safe TTL")->capture_default_str();
+  add_alpha_option(cmd, alpha);
+}
+
+void add_alpha_option(CLI::App& cmd, double& alpha, const std::string& help) {
+  cmd.add_option("--alpha", alpha, help)->capture_default_str();
 }
 
 CLI::Validator split_fraction_check() {
@@ -287,15 +291,18 @@ void add_device_option(CLI::App& cmd, std::string& device) {
       ->capture_default_str();
 }
 
-void add_online_tuning_options(CLI::App& cmd, OnlineCalibrationCli& c) {
-  cmd.add_option("--gamma", c.gamma, "aci, aci-capped, mondrian (and -log): learning rate of the online level")
+void add_online_tuning_options(CLI::App& cmd, double& gamma, double& target_scale, const OnlineTuningHelp& help) {
+  cmd.add_option("--gamma", gamma, help.gamma_methods + ": learning rate of the online level")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  cmd.add_option("--target-scale", c.target_scale,
-                 "aci, multi-aci, mondrian (and -log): the online level aims at this fraction of alpha in kills "
-                 "(aci-capped aims at its own 0.6)")
+  cmd.add_option("--target-scale", target_scale,
+                 help.scale_methods + ": the online level aims at this fraction of alpha in kills" + help.scale_note)
       ->capture_default_str()
       ->check(CLI::Range(0.01, 1.0));
+}
+
+void add_online_tuning_options(CLI::App& cmd, OnlineCalibrationCli& c) {
+  add_online_tuning_options(cmd, c.gamma, c.target_scale);
 }
 
 OnlineCalibrationOptions online_calibration_options(const OnlineCalibrationCli& c) {

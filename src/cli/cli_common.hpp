@@ -49,6 +49,9 @@ inline constexpr const char* kDataHelp = "trace file (CSV, SWF, GWF, optionally 
 void add_model_and_data_options(CLI::App& cmd, std::string& model, std::string& data);
 // --variant (an engine variant, or auto: the one the model was made for, then `auto_note`),
 // --isa and --alpha: how the command's predictor runs and the kill rate its safe TTL targets.
+// --alpha, the safe TTL's target kill rate (default kDefaultAlpha, from the library's
+// options): one declaration for every command; `help` where a command reads it otherwise.
+void add_alpha_option(CLI::App& cmd, double& alpha, const std::string& help = "target kill rate of the safe TTL, in (0, 1)");
 void add_variant_options(CLI::App& cmd, std::string& variant, std::string& isa, double& alpha,
                          const std::string& auto_note = "");
 
@@ -112,7 +115,15 @@ struct OnlineCalibrationCli {
   double gamma = OnlineCalibrationOptions{}.gamma;
   double target_scale = OnlineCalibrationOptions{}.target_scale;
 };
-// Adds --gamma and --target-scale (--calibration stays the command's, with its own help).
+// Adds --gamma and --target-scale (--calibration stays the command's, with its own help):
+// one declaration and one check for every command that steps an online level. `methods`
+// names the command's methods each applies to, for the help texts.
+struct OnlineTuningHelp {
+  std::string gamma_methods = "aci, aci-capped, mondrian (and -log)";
+  std::string scale_methods = "aci, multi-aci, mondrian (and -log)";
+  std::string scale_note = " (aci-capped aims at its own 0.6)";
+};
+void add_online_tuning_options(CLI::App& cmd, double& gamma, double& target_scale, const OnlineTuningHelp& help = {});
 void add_online_tuning_options(CLI::App& cmd, OnlineCalibrationCli& c);
 // The options `c` names, on top of OnlineCalibrationOptions' defaults. Throws Error for an
 // unknown name.

@@ -27,7 +27,7 @@ struct EvalOptions {
   OnlineCalibrationCli calibration;
   std::string calibration_key = "user";
   std::string at;  // "": the model's prediction time
-  double split = 0.8, alpha = 0.01;
+  double split = 0.8, alpha = kDefaultAlpha;
   BoundOptions bounds;
   bool json = false, allow_overlap = false, allow_schema_mismatch = false;
   TraceInput input;

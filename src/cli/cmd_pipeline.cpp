@@ -34,7 +34,7 @@ namespace {
 struct PipelineOptions {
   std::string out = "out";
   synth::GeneratorConfig data;
-  double split = 0.8, alpha = 0.01, bench_seconds = 0.2;
+  double split = 0.8, alpha = kDefaultAlpha, bench_seconds = 0.2;
   std::uint32_t epochs = 0;  // 0: the trainer's default
   std::uint32_t finetune_epochs = 0;  // 0: set_finetune_defaults'
   bool summary_only = false, finetune = true;
@@ -291,7 +291,7 @@ void add_pipeline_command(CLI::App& app) {
   cmd->add_option("--jobs", o->data.jobs, "jobs in the synthetic trace")->capture_default_str()->check(CLI::Range(1000, 100000000));
   cmd->add_option("--seed", o->data.seed, "trace seed")->capture_default_str();
   cmd->add_option("--split", o->split, "fraction trained on")->capture_default_str()->check(split_fraction_check());
-  cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL")->capture_default_str();
+  add_alpha_option(*cmd, o->alpha);
   cmd->add_option("--epochs", o->epochs, "maximum training epochs (0 = the trainer's default)");
   cmd->add_option("--bench-seconds", o->bench_seconds, "time per latency measurement")->capture_default_str();
   cmd->add_option("--finetune-epochs", o->finetune_epochs, "maximum epochs of each compressed fine-tune (0 = default)");

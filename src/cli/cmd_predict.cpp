@@ -22,7 +22,7 @@ namespace {
 struct PredictOptions {
   std::string model, data, out, format = "csv", variant = "auto", isa, device = kDefaultDevice;
   std::string at;  // "": the model's prediction time
-  double alpha = 0.01;
+  double alpha = kDefaultAlpha;
   BoundOptions bounds;
   bool allow_schema_mismatch = false;
   TraceInput input;

@@ -21,7 +21,7 @@ struct ReplayCommand {
   std::string data, retrain_every = "7d", window = "0", from = "fine-tune", calibration = "aci", hidden;
   std::string killed_as = killed_as_name(ReplayOptions::Killed::Censored), censored = kDefaultRetrainCensored ? "on" : "off";
   ReplayOptions options;
-  double alpha = 0.01, week_days = 7;
+  double alpha = kDefaultAlpha, week_days = 7;
   std::uint32_t epochs = 0, retrain_epochs = 0;
   std::uint64_t seed = 1;
   BoundOptions bounds;
@@ -211,7 +211,7 @@ void add_replay_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--calibration", c->calibration, "online safe-TTL calibration: static, rolling, aci, multi-aci, mondrian or aci-capped")
       ->capture_default_str();
-  cmd->add_option("--alpha", c->alpha, "target kill rate of the safe TTL, in (0, 1)")->capture_default_str();
+  add_alpha_option(*cmd, c->alpha);
   cmd->add_option("--window-days", c->week_days, "length of the reporting windows, in days of submit time")
       ->capture_default_str();
   cmd->add_option("--min-window-rows", c->options.min_window_rows, "windows with fewer jobs are listed, not counted")

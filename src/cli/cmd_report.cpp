@@ -25,7 +25,7 @@ namespace {
 
 struct ReportOptions {
   std::string model, data, out, variant = "auto", isa, variants = "all";
-  double split = 0.8, alpha = 0.01, bench_seconds = 0.1;
+  double split = 0.8, alpha = kDefaultAlpha, bench_seconds = 0.1;
   BoundOptions bounds;
   bool allow_overlap = false, allow_schema_mismatch = false;
 };

@@ -18,7 +18,7 @@ namespace {
 struct RetrainCommand {
   std::string journal, model, out, window = "0", data, from = "fine-tune";
   std::string censored = kDefaultRetrainCensored ? "on" : "off";
-  double holdout = kDefaultHoldoutFraction, alpha = 0.01;
+  double holdout = kDefaultHoldoutFraction, alpha = kDefaultAlpha;
   std::uint32_t epochs = 0;
   std::uint64_t seed = 1;
   BoundOptions bounds;
@@ -74,7 +74,7 @@ void add_retrain_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--holdout", c->holdout, "fraction of the window's outcomes, the most recent, held out for the shadow evaluation")
       ->capture_default_str();
-  cmd->add_option("--alpha", c->alpha, "target kill rate of the safe TTL, in (0, 1)")->capture_default_str();
+  add_alpha_option(*cmd, c->alpha);
   cmd->add_option("--epochs", c->epochs, "maximum training epochs (0: 6 for a fine-tune, the trainer's default from scratch)")
       ->capture_default_str();
   cmd->add_option("--seed", c->seed, "training seed")->capture_default_str();

@@ -29,7 +29,7 @@ namespace {
 
 struct ServeOptions {
   std::string model, listen = "127.0.0.1:8080", variant = "auto", journal, admin_token, admin_token_file, access_log;
-  double alpha = 0.01;
+  double alpha = kDefaultAlpha;
   bool open_outcomes = false;
   double outcome_rate = serve::HttpOptions{}.outcome_rate, outcome_burst = serve::HttpOptions{}.outcome_burst;
   BoundOptions bounds;
@@ -247,7 +247,7 @@ void add_serve_command(CLI::App& app) {
                   "was made for")
       ->capture_default_str();
   add_device_option(*cmd, o->device);
-  cmd->add_option("--alpha", o->alpha, "target kill rate of the safe TTL, in (0, 1)")->capture_default_str();
+  add_alpha_option(*cmd, o->alpha);
   cmd->add_option("--journal", o->journal,
                   "folder for the outcome journal and history snapshots (without it outcomes are not durable)");
   cmd->add_option("--threads", o->threads, "worker threads = requests served at once (idle connections need none)")

@@ -53,7 +53,7 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
   cmd.add_option("--seed", o.seed, "jalien: seed of slots and pilot arrivals")->capture_default_str();
   cmd.add_option("--variant", o.variant, "engine variant (" + engine::variant_names_list() + "), or auto")->capture_default_str();
   cmd.add_option("--isa", o.isa, "pin an instruction set");
-  cmd.add_option("--alpha", o.alpha, "target kill rate of the safe TTL")->capture_default_str();
+  add_alpha_option(cmd, o.alpha);
   cmd.add_option("--calibration", o.calibration,
                  "jalien, --ttl model: the safe TTL's calibration, following the outcomes as jobs end: static (the model's), "
                  "rolling, aci, aci-capped, multi-aci, mondrian (serve --calibration's methods), aci-cpu, mondrian-cpu (steps weighted by "
@@ -61,11 +61,9 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
       ->capture_default_str();
   cmd.add_option("--calibration-key", o.calibration_key, "the mondrian calibration's key: a categorical job field")
       ->capture_default_str();
-  cmd.add_option("--gamma", o.gamma, "aci, aci-cpu, mondrian: learning rate of the level (the service's default)")
-      ->capture_default_str();
-  cmd.add_option("--target-scale", o.target_scale,
-                 "aci, aci-cpu, multi-aci, mondrian: the level follows this fraction of alpha in kills (aci-cpu: in CPU time)")
-      ->capture_default_str();
+  add_online_tuning_options(cmd, o.gamma, o.target_scale,
+                            {"aci, aci-cpu, mondrian (and -log; the service's default)", "aci, aci-cpu, multi-aci, mondrian",
+                             " (aci-cpu: in CPU time)"});
   cmd.add_option("--host-speed", o.host_speed,
                  "jalien: trace (a job runs its recorded wall time on the host the trace recorded) or slot (each pilot "
                  "slot has a host of one of the trace's CPU models; the job runs its work at that host's speed and the "

@@ -23,7 +23,7 @@ struct SimulateCliOptions {
   // jalien, --ttl model: the calibration answering (sim/online_ttl.hpp) and its mondrian key;
   // which host a job runs on: the one the trace recorded, or the pilot slot's own (trace|slot).
   std::string calibration = "static", calibration_key = "user", host_speed = "trace";
-  double split = 0.8, alpha = 0.01, load = 0.95, pilot_gap = 300, proxy_lifetime = 0, default_ttl = 21600;
+  double split = 0.8, alpha = kDefaultAlpha, load = 0.95, pilot_gap = 300, proxy_lifetime = 0, default_ttl = 21600;
   double gamma = OnlineCalibrationOptions{}.gamma, target_scale = OnlineCalibrationOptions{}.target_scale;
   int procs = 0, max_retries = 2;
   std::uint64_t seed = 1;

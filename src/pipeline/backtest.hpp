@@ -25,7 +25,7 @@ namespace ttlpred {
 struct BacktestOptions {
   std::vector<double> splits = {0.5, 0.6, 0.7, 0.8, 0.9};
   std::vector<double> alphas = {0.005, 0.01, 0.02, 0.05};  // the tightness sweep
-  double alpha = 0.01;                                        // the headline alpha
+  double alpha = kDefaultAlpha;                               // the headline alpha
   std::vector<OnlineMethod> methods = all_online_methods();
   OnlineMethod default_method = OnlineMethod::AciCapped;
   OnlineCalibrationOptions online;  // `method` is set per method

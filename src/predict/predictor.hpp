@@ -25,6 +25,10 @@
 
 namespace ttlpred {
 
+// The target kill rate of the safe TTL where nobody names one: every command's --alpha, the
+// library's options and Python's keyword arguments start from it.
+inline constexpr double kDefaultAlpha = 0.01;
+
 struct PredictorOptions {
   engine::Variant variant = engine::Variant::Fp32Fused;
   // Run the variant the model was made for (model_made_for) instead of `variant`: what the
@@ -34,7 +38,7 @@ struct PredictorOptions {
   // The backend the network runs on (engine/backend.hpp): null is the CPU engine.
   const engine::BackendKind* backend = nullptr;
   int device = 0;  // the backend's device index (CUDA)
-  double alpha = 0.01;             // target kill rate of the safe TTL
+  double alpha = kDefaultAlpha;    // target kill rate of the safe TTL
   // Bounds on every answer (finish() applies them; docs/service.md, "Bounds"). A safe TTL
   // above the longest slot a pilot can offer is never matched, so for a job without a
   // request (which bounds it otherwise) it is cut there and the prediction says so

@@ -456,11 +456,14 @@ TEST(ServeHardening, HostileBodiesGiveTheirMemoryBack) {
           // Answered, whatever the answer, within the client's 10 s: the tiny jobs' 413 used
           // to take a server thread 10 s each (a quadratic parse). An unoptimized build (the
           // coverage preset, -O0 with counters) takes several seconds for a 4 MiB body on
-          // its own, eight at once on two cores past 10 s: there the wait only catches a hang.
+          // its own, eight at once on two cores past 10 s, and its threads may not read a body
+          // for longer than the client's 5 s write timeout while other work shares the cores:
+          // there both waits only catch a hang.
 #if defined(__OPTIMIZE__)
           c.set_read_timeout(10, 0);
 #else
           c.set_read_timeout(120, 0);
+          c.set_write_timeout(120, 0);
 #endif
           if (auto res = c.Post(path, body, "application/json"); res && res->status < 500) ++answered;
         });
