@@ -21,6 +21,11 @@ __all__ = ["PredictedVsActualDisplay", "RuntimeErrorDisplay", "KillRateDisplay",
 OURS, REQUEST, TARGET = "#1f77b4", "#bbbbbb", "#d62728"
 
 
+def _largest_groups(result: Dict[str, Any], max_groups: int) -> List[Dict[str, Any]]:
+    """The evaluation's groups with the most scored jobs first, at most `max_groups` of them."""
+    return sorted(result.get("groups", []), key=lambda g: -g["rows_scored"])[:max_groups]
+
+
 def _axes(ax):
     if ax is None:
         import matplotlib.pyplot as plt
@@ -99,7 +104,7 @@ class RuntimeErrorDisplay:
     @classmethod
     def from_evaluation(cls, result: Dict[str, Any], max_groups: int = 12, ax=None) -> "RuntimeErrorDisplay":
         rows = [("all jobs", result["rmse_hours"], result["baseline_rmse_hours"])]
-        groups = sorted(result.get("groups", []), key=lambda g: -g["rows_scored"])[:max_groups]
+        groups = _largest_groups(result, max_groups)
         rows += [(g["name"], g["rmse_hours"], g["baseline_rmse_hours"]) for g in groups]
         return cls(*zip(*rows)).plot(ax)
 
@@ -130,7 +135,7 @@ class KillRateDisplay:
 
     @classmethod
     def from_evaluation(cls, result: Dict[str, Any], max_groups: int = 12, ax=None) -> "KillRateDisplay":
-        groups = sorted(result.get("groups", []), key=lambda g: -g["rows_scored"])[:max_groups]
+        groups = _largest_groups(result, max_groups)
         names = ["all jobs"] + [g["name"] for g in groups]
         rates = [result["kill_rate"]] + [g["kill_rate"] for g in groups]
         rows = [result["rows_scored"]] + [g["rows_scored"] for g in groups]

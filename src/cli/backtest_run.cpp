@@ -64,9 +64,7 @@ void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o) {
   cmd.add_option("--epochs", o.epochs, "maximum training epochs per split (0: the trainer's default)")
       ->capture_default_str();
   cmd.add_option("--seed", o.seed, "training seed")->capture_default_str();
-  cmd.add_option("--ttl-kill-budget", o.kill_budget, "as train --ttl-kill-budget: count or cpu-time")
-      ->check(CLI::IsMember({"count", "cpu-time"}))
-      ->capture_default_str();
+  add_kill_budget_option(cmd, o.kill_budget);
   add_prediction_time_option(cmd, o.at,
                              "when the models predict: submit (history as of each job's submission) or match (as of "
                              "its start, plus the jobs of its keys running then)");

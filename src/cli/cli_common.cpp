@@ -277,6 +277,14 @@ void apply_model_choices(const ModelChoiceOptions& choices, FitOptions& fit) {
   if (choices.quantiles != "off") fit.train.quantile_levels = parse_quantile_levels(choices.quantiles).levels;
 }
 
+void add_kill_budget_option(CLI::App& cmd, std::string& value) {
+  cmd.add_option("--ttl-kill-budget", value,
+                 "request-aware safe TTL: what alpha bounds on the calibration jobs: count (kills) or cpu-time "
+                 "(kills and the CPU time they lose, run time x cores)")
+      ->check(CLI::IsMember({"count", "cpu-time"}))
+      ->capture_default_str();
+}
+
 void add_ttl_by_group_option(CLI::App& cmd, bool& value) {
   cmd.add_flag("--ttl-by-group", value,
                "request-aware safe TTL: a table and a kill budget of its own for every calibration group (job type, "

@@ -101,6 +101,8 @@ void add_model_choice_options(CLI::App& cmd, ModelChoiceOptions& choices);
 void apply_model_choices(const ModelChoiceOptions& choices, FitOptions& fit);
 
 // --ttl-by-group: a request-aware safe-TTL table per calibration group (SafeTtlOptions::request_by_group).
+// --ttl-kill-budget count|cpu-time (RequestAwareOptions::budget, by name), for train and backtest.
+void add_kill_budget_option(CLI::App& cmd, std::string& value);
 void add_ttl_by_group_option(CLI::App& cmd, bool& value);
 
 // --device cpu|cuda|cuda:N (predict/device.hpp): the backend the command's network runs on.

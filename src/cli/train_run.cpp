@@ -48,11 +48,7 @@ void add_train_options(CLI::App& cmd, TrainCliOptions& o) {
   cmd.add_option("--ttl-max-exponent", o.fit.safe_ttl.request.max_exponent,
                  "request-aware safe TTL: larger exponents on the road to the request are the request")
       ->capture_default_str();
-  cmd.add_option("--ttl-kill-budget", o.kill_budget,
-                 "request-aware safe TTL: what alpha bounds on the calibration jobs: count (kills) or cpu-time "
-                 "(kills and the CPU time they lose, run time x cores)")
-      ->check(CLI::IsMember({"count", "cpu-time"}))
-      ->capture_default_str();
+  add_kill_budget_option(cmd, o.kill_budget);
   cmd.add_flag("!--no-request-aware-ttl", o.fit.safe_ttl.request_aware,
                "safe TTL from the plain log-ratio margin even for jobs with a request");
   add_ttl_by_group_option(cmd, o.fit.safe_ttl.request_by_group);
