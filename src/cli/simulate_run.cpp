@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "engine/variant.hpp"
 #include "cli/simulate_figures.hpp"
@@ -32,6 +33,8 @@ sim::GridOptions grid_options(const SimulateCliOptions& o) {
   g.calibration_key = o.calibration_key;
   g.gamma = o.gamma;
   g.target_scale = o.target_scale;
+  g.stats.rule = sim::stats_rule_from_name(o.stats_rule);
+  g.stats.min_jobs = o.stats_min_jobs;
   return g;
 }
 
@@ -39,7 +42,8 @@ sim::GridOptions grid_options(const SimulateCliOptions& o) {
 
 void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
   cmd.add_option("--scheduler", o.scheduler, "jalien (ALICE pull broker), fcfs, easy or easy++ (batch cluster)")->capture_default_str();
-  cmd.add_option("--ttl", o.ttl, "TTL / run-time estimate policy: static, model, oracle (jalien); request, last2, model, oracle (batch)")
+  cmd.add_option("--ttl", o.ttl, "TTL / run-time estimate policy: static, model, jalien-stats (JAliEn's history-based TTL), oracle (jalien); "
+                 "request, last2, model, oracle (batch)")
       ->capture_default_str();
   cmd.add_option("--model", o.model, "model file (for --ttl model)");
   cmd.add_option("--split", o.split, "simulate the jobs after this fraction in submit order (the part a model trained with it never saw); 0: all")
@@ -69,6 +73,13 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
                  "slot has a host of one of the trace's CPU models; the job runs its work at that host's speed and the "
                  "model is asked for it on that host)")
       ->capture_default_str();
+  cmd.add_option("--stats-rule", o.stats_rule,
+                 "jalien, --ttl jalien-stats: the estimated TTL from a (production, site, CPU model) key's finished jobs: max, "
+                 "mean+2sd or mean+3sd (the static TTL until the key has --stats-min-jobs; never above it)")
+      ->capture_default_str();
+  cmd.add_option("--stats-min-jobs", o.stats_min_jobs, "jalien, --ttl jalien-stats: finished jobs a key needs before its estimate is used")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{2}, std::numeric_limits<std::size_t>::max()));
   add_bound_options(cmd, o.bounds);
   cmd.add_option("--out", o.out,
                  "write DIR/schedule.csv (per job), DIR/timeseries.csv (per hour) and DIR/report.html (the hourly series drawn)");
@@ -79,10 +90,10 @@ std::optional<Predictor> load_simulate_model(const SimulateCliOptions& o) {
   if (!grid && o.scheduler != "fcfs" && o.scheduler != "easy" && o.scheduler != "easy++")
     throw Error("simulate: --scheduler must be jalien, fcfs, easy or easy++, got '" + o.scheduler + "'");
   const bool batch_policy = o.ttl == "request" || o.ttl == "last2" || o.ttl == "model" || o.ttl == "oracle";
-  const bool grid_policy = o.ttl == "static" || o.ttl == "model" || o.ttl == "oracle";
+  const bool grid_policy = o.ttl == "static" || o.ttl == "model" || o.ttl == "oracle" || o.ttl == "jalien-stats";
   if (grid ? !grid_policy : !batch_policy)
     throw Error("simulate: --ttl " + o.ttl + " does not apply to --scheduler " + o.scheduler +
-                (grid ? " (jalien takes static, model, oracle)" : " (fcfs, easy, easy++ take request, last2, model, oracle)"));
+                (grid ? " (jalien takes static, model, jalien-stats, oracle)" : " (fcfs, easy, easy++ take request, last2, model, oracle)"));
   if (o.ttl == "model" && o.model.empty()) throw Error("simulate: --ttl model needs --model");
   if (o.host_speed != "trace" && o.host_speed != "slot")
     throw Error("simulate: --host-speed must be trace or slot, got '" + o.host_speed + "'");
@@ -90,6 +101,7 @@ std::optional<Predictor> load_simulate_model(const SimulateCliOptions& o) {
   const sim::SimCalibration cal = sim::sim_calibration_from_name(o.calibration);
   if (cal.method != OnlineMethod::Static && !(grid && o.ttl == "model"))
     throw Error("simulate: --calibration " + o.calibration + " applies to --scheduler jalien --ttl model");
+  sim::stats_rule_from_name(o.stats_rule);
   std::optional<Predictor> predictor;
   if (!o.model.empty()) predictor.emplace(Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds)));
   return predictor;
@@ -122,7 +134,10 @@ nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Pre
   const auto t_sim = std::chrono::steady_clock::now();
   std::vector<sim::HourSample> hours;
   if (grid) {
-    const auto policy = o.ttl == "static" ? sim::GridTtl::Static : o.ttl == "model" ? sim::GridTtl::Model : sim::GridTtl::Oracle;
+    const auto policy = o.ttl == "static"         ? sim::GridTtl::Static
+                        : o.ttl == "model"        ? sim::GridTtl::Model
+                        : o.ttl == "jalien-stats" ? sim::GridTtl::JalienStats
+                                                  : sim::GridTtl::Oracle;
     if (!st.hosts.empty()) say("simulate: %zu host classes (cpu_model)", st.hosts.classes.size());
     sim::PolicyRun run = sim::run_jalien_policy(st, policy, grid_options(o));
     const sim::GridConfig& cfg = run.config;
@@ -143,6 +158,15 @@ nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Pre
       }
       const double level = sim::final_calibration_level(run);
       if (!std::isnan(level)) j["calibration_final_level"] = level;
+    }
+    if (const auto* stats = dynamic_cast<const sim::JalienStatsTtl*>(run.source.get())) {
+      j["stats_rule"] = o.stats_rule;
+      j["stats_min_jobs"] = o.stats_min_jobs;
+      j["stats_estimated_jobs"] = stats->estimated();
+      j["stats_static_jobs"] = stats->fallbacks();
+      j["stats_keys"] = stats->keys_seen();
+      say("simulate: jalien-stats answered %zu jobs with an estimate, %zu with the static TTL (%zu keys)", stats->estimated(),
+          stats->fallbacks(), stats->keys_seen());
     }
     j.update(sim::metrics_json(run.result.metrics));
     if (!o.out.empty()) sim::write_grid_outputs(o.out, run.jobs, run.result);

@@ -15,6 +15,7 @@
 #include "data/job_table.hpp"
 #include "model/online_calibration.hpp"
 #include "predict/predictor.hpp"
+#include "sim/jalien_stats.hpp"
 
 namespace ttlpred::cli {
 
@@ -25,6 +26,9 @@ struct SimulateCliOptions {
   std::string calibration = "static", calibration_key = "user", host_speed = "trace";
   double split = 0.8, alpha = kDefaultAlpha, load = 0.95, pilot_gap = 300, proxy_lifetime = 0, default_ttl = 21600;
   double gamma = OnlineCalibrationOptions{}.gamma, target_scale = OnlineCalibrationOptions{}.target_scale;
+  // --ttl jalien-stats: the estimate's rule and the finished jobs a key needs (sim/jalien_stats.hpp).
+  std::string stats_rule = sim::stats_rule_name(sim::JalienStatsOptions{}.rule);
+  std::size_t stats_min_jobs = sim::JalienStatsOptions{}.min_jobs;
   int procs = 0, max_retries = 2;
   std::uint64_t seed = 1;
   BoundOptions bounds;

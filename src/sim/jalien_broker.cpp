@@ -233,8 +233,10 @@ class Broker {
     pilot.free += job.cores;
     --pilot.running;
     busy_cores_ -= job.cores;
-    // The source answered the first attempt only; the broker posts its outcome now.
+    // The source answered the first attempt only; the broker posts every outcome now.
     if (source_ && o.attempts == 1) source_->ended(order_[p], t, t - o.start, job.cores, e.killed);
+    if (source_ && o.attempts > 1)
+      source_->retry_ended(order_[p], host_class(config_.slots[pilot.slot]), t, t - o.start, e.killed);
     if (e.killed) {
       if (o.kills == 0) ++m_.jobs_killed;
       ++o.kills;

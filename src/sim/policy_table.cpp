@@ -73,11 +73,46 @@ std::unique_ptr<TtlSource> model_ttl_source(const SimTrace& t, GridTtl policy, c
   return std::make_unique<OnlineTtl>(std::move(calibrator), std::move(online), std::move(job_cores), k, cal.cpu_weighted);
 }
 
+std::unique_ptr<JalienStatsTtl> jalien_stats_source(const SimTrace& t, const GridOptions& o) {
+  static_assert(kNoProduction == kMissingCode);
+  const JobTable& jobs = t.split.jobs;
+  const auto production = jobs.codes(Field::ProductionTag), site = jobs.codes(Field::Site),
+             cpu = jobs.codes(Field::CpuModel), status = jobs.codes(Field::Status);
+  const auto wall = jobs.num(Field::WallTime);
+  const std::size_t n = t.rows(), k = t.hosts.empty() ? 1 : t.hosts.classes.size();
+  std::vector<StatsKey> keys(n * k);
+  std::vector<double> static_ttl(n);
+  const std::vector<GridJob> grid = grid_jobs(t, GridTtl::Static, o.default_ttl_s);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t r = t.first_row + i;
+    static_ttl[i] = grid[i].ttl;
+    for (std::size_t h = 0; h < k; ++h)
+      keys[i * k + h] = t.hosts.empty() ? StatsKey{production[r], site[r], cpu[r]}
+                                        : StatsKey{production[r], kMissingCode, t.hosts.classes[h].cpu_model_code};
+  }
+  auto source = std::make_unique<JalienStatsTtl>(std::move(keys), std::move(static_ttl), k, o.stats);
+  for (std::size_t r = 0; r < t.first_row; ++r) {
+    if (jobs.text(Field::Status, r) == "ERROR_E" || !(wall[r] >= 0) || !std::isfinite(wall[r])) continue;
+    if (t.hosts.empty()) {
+      source->learn({production[r], site[r], cpu[r]}, wall[r]);
+      continue;
+    }
+    for (const HostClass& c : t.hosts.classes)
+      if (c.cpu_model_code == cpu[r]) source->learn({production[r], kMissingCode, c.cpu_model_code}, wall[r]);
+  }
+  return source;
+}
+
+std::unique_ptr<TtlSource> ttl_source(const SimTrace& t, GridTtl policy, const GridOptions& o) {
+  if (policy == GridTtl::JalienStats) return jalien_stats_source(t, o);
+  return model_ttl_source(t, policy, o);
+}
+
 PolicyRun run_jalien_policy(const SimTrace& t, GridTtl policy, const GridOptions& o) {
   PolicyRun run;
   run.jobs = grid_jobs(t, policy, o.default_ttl_s);
   run.config = grid_config(t, policy, o);
-  run.source = model_ttl_source(t, policy, o);
+  run.source = ttl_source(t, policy, o);
   run.config.ttl_source = run.source.get();
   run.result = simulate_jalien(run.jobs, run.config);
   return run;

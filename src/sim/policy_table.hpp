@@ -11,6 +11,7 @@
 
 #include "model/online_calibration.hpp"
 #include "sim/jalien_broker.hpp"
+#include "sim/jalien_stats.hpp"
 #include "sim/sim_input.hpp"
 
 namespace ttlpred::sim {
@@ -35,6 +36,8 @@ struct GridOptions {
   // Learning rate and target share of alpha of the ACI levels (the service's defaults).
   double gamma = ttlpred::OnlineCalibrationOptions{}.gamma;
   double target_scale = ttlpred::OnlineCalibrationOptions{}.target_scale;
+  // --ttl jalien-stats: JAliEn's history-based TTL (sim/jalien_stats.hpp).
+  JalienStatsOptions stats;
 };
 
 GridConfig grid_config(const SimTrace& t, GridTtl policy, const GridOptions& o);
@@ -44,6 +47,15 @@ GridConfig grid_config(const SimTrace& t, GridTtl policy, const GridOptions& o);
 // answering per host class (when the trace's host classes were found) and, with an online
 // calibration, following the outcomes. Throws Error for --ttl model without predictions.
 std::unique_ptr<TtlSource> model_ttl_source(const SimTrace& t, GridTtl policy, const GridOptions& o);
+
+// JAliEn's statistics over the simulated jobs (one key per job and host class), started
+// with the recorded outcomes of the jobs before the split (those not killed: status other
+// than ERROR_E) as JAliEn's table would hold them; with host classes, a recorded job counts
+// on the class of its CPU model (none: it is not counted).
+std::unique_ptr<JalienStatsTtl> jalien_stats_source(const SimTrace& t, const GridOptions& o);
+
+// The source of a policy's TTLs: the model's (above), JAliEn's statistics, or none.
+std::unique_ptr<TtlSource> ttl_source(const SimTrace& t, GridTtl policy, const GridOptions& o);
 
 struct PolicyRun {
   std::vector<GridJob> jobs;

@@ -29,6 +29,12 @@ class TtlSource {
   // The attempt the source answered ended at t after running `ran_s` seconds (on `cores`),
   // killed at its TTL + the kill margin or not: what the broker posts as the job's outcome.
   virtual void ended(std::size_t job, double t, double ran_s, int cores, bool killed) = 0;
+  // A resubmission's attempt (which the source did not answer: it ran under the job's retry
+  // TTL) ended at t on host class `host_class`. A source that learns from every finished job
+  // takes it (JAliEn's statistics, sim/jalien_stats.hpp); the calibrations follow their own
+  // answers only and ignore it.
+  virtual void retry_ended(std::size_t /*job*/, std::size_t /*host_class*/, double /*t*/, double /*ran_s*/,
+                           bool /*killed*/) {}
 };
 
 }  // namespace ttlpred::sim

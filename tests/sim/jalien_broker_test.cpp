@@ -170,6 +170,11 @@ class RecordingSource final : public TtlSource {
     log.push_back("ended " + std::to_string(job) + " at " + std::to_string(static_cast<int>(t)) + " ran " +
                   std::to_string(static_cast<int>(ran_s)) + " on " + std::to_string(cores) + (killed ? " killed" : ""));
   }
+  void retry_ended(std::size_t job, std::size_t h, double t, double ran_s, bool killed) override {
+    log.push_back("retry ended " + std::to_string(job) + " on " + std::to_string(h) + " at " +
+                  std::to_string(static_cast<int>(t)) + " ran " + std::to_string(static_cast<int>(ran_s)) +
+                  (killed ? " killed" : ""));
+  }
   std::vector<std::string> log;
 
  private:
@@ -179,9 +184,9 @@ class RecordingSource final : public TtlSource {
 // The source is asked when each job is submitted and told when its answered attempt ends:
 // job 0 (1000 s, TTL 500) is killed at 800 after running 800 s, what the broker posts; its
 // resubmission runs under the retry TTL (2000), which the source did not answer, so its end
-// at 1800 is not posted. Job 1 (submitted at 100, 100 s on 2 cores) waits for the pilot to
+// at 1800 is posted as a retry's. Job 1 (submitted at 100, 100 s on 2 cores) waits for the pilot to
 // ask again (when job 0 ends, at 800) and ends at 900.
-TEST(JalienBroker, AsksTheSourceAtSubmissionAndPostsEachAnsweredOutcome) {
+TEST(JalienBroker, AsksTheSourceAtSubmissionAndPostsEachOutcome) {
   GridJob a = job(1, 0, 1000, 0);
   a.retry_ttl = 2000;
   GridJob b = job(2, 100, 100, 0, 2);
@@ -191,7 +196,7 @@ TEST(JalienBroker, AsksTheSourceAtSubmissionAndPostsEachAnsweredOutcome) {
   const GridResult r = simulate_jalien({a, b}, c);
   EXPECT_EQ(src.log, (std::vector<std::string>{"decide 0 at 0", "matched 0 on 0", "decide 1 at 100",
                                                "ended 0 at 800 ran 800 on 1 killed", "matched 1 on 0",
-                                               "ended 1 at 900 ran 100 on 2"}));
+                                               "ended 1 at 900 ran 100 on 2", "retry ended 0 on 0 at 1800 ran 1000"}));
   EXPECT_EQ(r.outcomes[0].status, GridStatus::Done);
   EXPECT_DOUBLE_EQ(r.outcomes[0].end, 1800);
   EXPECT_DOUBLE_EQ(r.outcomes[0].first_ttl_s, 500);

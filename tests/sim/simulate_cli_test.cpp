@@ -151,6 +151,33 @@ TEST_F(SimulateCliOnTrace, BrokerWithOnlineCalibrationAndSlotHosts) {
   EXPECT_NE(out.find("--host-speed must be trace or slot"), std::string::npos) << out;
 }
 
+// JAliEn's history-based TTL learning from the simulated ends: every job answered once
+// (with an estimate or the static TTL), the JSON names the rule, and the options are checked.
+TEST_F(SimulateCliOnTrace, BrokerWithJalienStatistics) {
+  const std::string base = "simulate --data '" + dir + "/t.csv' --scheduler jalien --ttl jalien-stats --json ";
+  for (const std::string a : {"", "--stats-rule max --stats-min-jobs 3 --host-speed slot"}) {
+    ASSERT_EQ(test::run_cli(base + a, &out), 0) << a << "\n" << out;
+    const nlohmann::json j = last_json(out);
+    const int jobs = j["jobs"].get<int>();
+    EXPECT_EQ(j["policy"], "jalien-stats");
+    EXPECT_EQ(j["completed"].get<int>() + j["failed"].get<int>() + j["never_matched"].get<int>(), jobs) << a;
+    EXPECT_EQ(j["stats_estimated_jobs"].get<int>() + j["stats_static_jobs"].get<int>(), jobs) << a;
+    // With three finished jobs a key and no site in it, the 80 % before the split fill keys.
+    if (!a.empty()) {
+      EXPECT_GT(j["stats_estimated_jobs"].get<int>(), 0) << a;
+    }
+    EXPECT_GT(j["stats_keys"].get<int>(), 0) << a;
+    EXPECT_EQ(j["stats_rule"], a.empty() ? "mean+3sd" : "max") << a;
+    EXPECT_EQ(j["stats_min_jobs"], a.empty() ? 10 : 3) << a;
+  }
+  EXPECT_EQ(test::run_cli(base + "--stats-rule mean+1sd", &out), 1);
+  EXPECT_NE(out.find("unknown --stats-rule 'mean+1sd' (expected max, mean+2sd or mean+3sd)"), std::string::npos) << out;
+  EXPECT_NE(test::run_cli(base + "--stats-min-jobs 1", &out), 0);
+  EXPECT_NE(out.find("--stats-min-jobs"), std::string::npos) << out;
+  EXPECT_EQ(test::run_cli("simulate --data '" + dir + "/t.csv' --scheduler easy --ttl jalien-stats --procs 64", &out), 1);
+  EXPECT_NE(out.find("does not apply to --scheduler easy"), std::string::npos) << out;
+}
+
 TEST(SimulateCli, OutWritesTheReportPageOfTheHourlySeries) {
   const std::string dir = test::temp_dir();
   std::string out;
