@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 
 #include "engine/variant.hpp"
 #include "cli/simulate_figures.hpp"
+#include "sim/online_model_ttl.hpp"
 #include "sim/online_ttl.hpp"
 #include "sim/policy_table.hpp"
 #include "sim/sim_input.hpp"
@@ -21,7 +23,17 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-sim::GridOptions grid_options(const SimulateCliOptions& o) {
+
+sim::OnlineModelOptions online_model_options(const SimulateCliOptions& o) {
+  sim::OnlineModelOptions m;
+  m.retrain_every_s = parse_duration(o.retrain_every, "--retrain-every");
+  m.min_outcomes = o.online_min_jobs;
+  m.fit.train.seed = o.train_seed;
+  m.predictor = predictor_options(o.variant, o.isa, o.alpha, o.bounds);
+  return m;
+}
+
+sim::GridOptions grid_options(const SimulateCliOptions& o, const SimulateProgress& progress) {
   sim::GridOptions g;
   g.load = o.load;
   g.pilot_gap_s = o.pilot_gap;
@@ -35,7 +47,17 @@ sim::GridOptions grid_options(const SimulateCliOptions& o) {
   g.target_scale = o.target_scale;
   g.stats.rule = sim::stats_rule_from_name(o.stats_rule);
   g.stats.min_jobs = o.stats_min_jobs;
+  g.online = online_model_options(o);
+  g.online_progress = progress;
   return g;
+}
+
+nlohmann::json online_model_json(const SimulateCliOptions& o, const sim::OnlineModelStats& s) {
+  nlohmann::json j = {{"retrain_every", o.retrain_every}, {"min_jobs", o.online_min_jobs}, {"train_seed", o.train_seed},
+                      {"alpha", o.alpha},                 {"retrains", s.retrains},      {"predicted_jobs", s.predicted},
+                      {"fallback_jobs", s.fallbacks},     {"train_seconds", s.train_seconds}};
+  if (s.first_model_at_s >= 0) j["first_model_at_s"] = s.first_model_at_s;
+  return j;
 }
 
 }  // namespace
@@ -43,7 +65,7 @@ sim::GridOptions grid_options(const SimulateCliOptions& o) {
 void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
   cmd.add_option("--scheduler", o.scheduler, "jalien (ALICE pull broker), fcfs, easy or easy++ (batch cluster)")->capture_default_str();
   cmd.add_option("--ttl", o.ttl, "TTL / run-time estimate policy: static, model, jalien-stats (JAliEn's history-based TTL), oracle (jalien); "
-                 "request, last2, model, oracle (batch)")
+                 "request, last2, model, online (a model learnt as jobs end, from an empty start), oracle (batch)")
       ->capture_default_str();
   cmd.add_option("--model", o.model, "model file (for --ttl model)");
   cmd.add_option("--split", o.split, "simulate the jobs after this fraction in submit order (the part a model trained with it never saw); 0: all")
@@ -59,7 +81,7 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
   cmd.add_option("--isa", o.isa, "pin an instruction set");
   add_alpha_option(cmd, o.alpha);
   cmd.add_option("--calibration", o.calibration,
-                 "jalien, --ttl model: the safe TTL's calibration, following the outcomes as jobs end: static (the model's), "
+                 "jalien, --ttl model or online: the safe TTL's calibration, following the outcomes as jobs end: static (the model's), "
                  "rolling, aci, aci-capped, multi-aci, mondrian (serve --calibration's methods), aci-cpu, mondrian-cpu (steps weighted by "
                  "CPU time), or aci, mondrian, aci-cpu, mondrian-cpu with -log (the level stepped in log space)")
       ->capture_default_str();
@@ -80,6 +102,13 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
   cmd.add_option("--stats-min-jobs", o.stats_min_jobs, "jalien, --ttl jalien-stats: finished jobs a key needs before its estimate is used")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{2}, std::numeric_limits<std::size_t>::max()));
+  cmd.add_option("--retrain-every", o.retrain_every,
+                 "--ttl online: retrain the model on the jobs finished so far this often in simulated time (90s, 30m, 6h, 7d, 2w)")
+      ->capture_default_str();
+  cmd.add_option("--online-min-jobs", o.online_min_jobs,
+                 "--ttl online: finished jobs before the first model (until then: the user's last two run times)")
+      ->capture_default_str();
+  cmd.add_option("--train-seed", o.train_seed, "--ttl online: the trainer's seed")->capture_default_str();
   add_bound_options(cmd, o.bounds);
   cmd.add_option("--out", o.out,
                  "write DIR/schedule.csv (per job), DIR/timeseries.csv (per hour) and DIR/report.html (the hourly series drawn)");
@@ -89,19 +118,21 @@ std::optional<Predictor> load_simulate_model(const SimulateCliOptions& o) {
   const bool grid = o.scheduler == "jalien";
   if (!grid && o.scheduler != "fcfs" && o.scheduler != "easy" && o.scheduler != "easy++")
     throw Error("simulate: --scheduler must be jalien, fcfs, easy or easy++, got '" + o.scheduler + "'");
-  const bool batch_policy = o.ttl == "request" || o.ttl == "last2" || o.ttl == "model" || o.ttl == "oracle";
-  const bool grid_policy = o.ttl == "static" || o.ttl == "model" || o.ttl == "oracle" || o.ttl == "jalien-stats";
+  const bool batch_policy = o.ttl == "request" || o.ttl == "last2" || o.ttl == "model" || o.ttl == "oracle" || o.ttl == "online";
+  const bool grid_policy =
+      o.ttl == "static" || o.ttl == "model" || o.ttl == "oracle" || o.ttl == "jalien-stats" || o.ttl == "online";
   if (grid ? !grid_policy : !batch_policy)
     throw Error("simulate: --ttl " + o.ttl + " does not apply to --scheduler " + o.scheduler +
-                (grid ? " (jalien takes static, model, jalien-stats, oracle)" : " (fcfs, easy, easy++ take request, last2, model, oracle)"));
+                (grid ? " (jalien takes static, model, jalien-stats, online, oracle)" : " (fcfs, easy, easy++ take request, last2, model, online, oracle)"));
   if (o.ttl == "model" && o.model.empty()) throw Error("simulate: --ttl model needs --model");
   if (o.host_speed != "trace" && o.host_speed != "slot")
     throw Error("simulate: --host-speed must be trace or slot, got '" + o.host_speed + "'");
   if (o.host_speed == "slot" && !grid) throw Error("simulate: --host-speed slot applies to --scheduler jalien");
   const sim::SimCalibration cal = sim::sim_calibration_from_name(o.calibration);
-  if (cal.method != OnlineMethod::Static && !(grid && o.ttl == "model"))
-    throw Error("simulate: --calibration " + o.calibration + " applies to --scheduler jalien --ttl model");
+  if (cal.method != OnlineMethod::Static && !(grid && (o.ttl == "model" || o.ttl == "online")))
+    throw Error("simulate: --calibration " + o.calibration + " applies to --scheduler jalien --ttl model or online");
   sim::stats_rule_from_name(o.stats_rule);
+  parse_duration(o.retrain_every, "--retrain-every");
   std::optional<Predictor> predictor;
   if (!o.model.empty()) predictor.emplace(Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds)));
   return predictor;
@@ -137,9 +168,10 @@ nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Pre
     const auto policy = o.ttl == "static"         ? sim::GridTtl::Static
                         : o.ttl == "model"        ? sim::GridTtl::Model
                         : o.ttl == "jalien-stats" ? sim::GridTtl::JalienStats
+                        : o.ttl == "online"       ? sim::GridTtl::Online
                                                   : sim::GridTtl::Oracle;
     if (!st.hosts.empty()) say("simulate: %zu host classes (cpu_model)", st.hosts.classes.size());
-    sim::PolicyRun run = sim::run_jalien_policy(st, policy, grid_options(o));
+    sim::PolicyRun run = sim::run_jalien_policy(st, policy, grid_options(o, progress));
     const sim::GridConfig& cfg = run.config;
     double cores = 0;
     for (const auto& s : cfg.slots) cores += s.cores;
@@ -149,7 +181,7 @@ nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Pre
     j["seed"] = o.seed;
     j["host_speed"] = o.host_speed;
     if (!st.hosts.empty()) j["host_classes"] = st.hosts.classes.size();
-    if (o.ttl == "model") {
+    if (o.ttl == "model" || o.ttl == "online") {
       j["alpha"] = o.alpha;
       j["calibration"] = o.calibration;
       if (o.calibration != "static") {
@@ -159,6 +191,8 @@ nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Pre
       const double level = sim::final_calibration_level(run);
       if (!std::isnan(level)) j["calibration_final_level"] = level;
     }
+    if (const auto* loop = dynamic_cast<const sim::OnlineModelTtl*>(run.source.get()))
+      j["online"] = online_model_json(o, loop->model().stats());
     if (const auto* stats = dynamic_cast<const sim::JalienStatsTtl*>(run.source.get())) {
       j["stats_rule"] = o.stats_rule;
       j["stats_min_jobs"] = o.stats_min_jobs;
@@ -180,11 +214,20 @@ nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Pre
     cfg.machine_procs = procs;
     cfg.policy = o.scheduler == "fcfs" ? sim::BatchPolicy::Fcfs : o.scheduler == "easy" ? sim::BatchPolicy::Easy : sim::BatchPolicy::EasyPlusPlus;
     cfg.estimator = o.ttl == "request" ? sim::Estimator::Request : o.ttl == "last2" ? sim::Estimator::Last2
-                    : o.ttl == "model" ? sim::Estimator::Model : sim::Estimator::Oracle;
+                    : o.ttl == "model" ? sim::Estimator::Model : o.ttl == "online" ? sim::Estimator::Online
+                    : sim::Estimator::Oracle;
     const auto jobs = sim::batch_jobs(st);
+    std::optional<sim::OnlineModel> online;
+    std::optional<sim::OnlineModelEstimates> estimates;
+    if (o.ttl == "online") {
+      online.emplace(st.split.jobs, st.first_row, online_model_options(o), progress);
+      estimates.emplace(*online);
+      cfg.source = &*estimates;
+    }
     sim::BatchResult r = sim::simulate_batch(jobs, cfg);
     j["procs"] = procs;
     j.update(sim::metrics_json(r.metrics));
+    if (online) j["online"] = online_model_json(o, online->stats());
     if (!o.out.empty()) sim::write_batch_outputs(o.out, jobs, r);
     hours = std::move(r.hours);
   }

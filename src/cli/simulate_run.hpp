@@ -15,7 +15,10 @@
 #include "data/job_table.hpp"
 #include "model/online_calibration.hpp"
 #include "predict/predictor.hpp"
+#include "learn/duration.hpp"
 #include "sim/jalien_stats.hpp"
+#include "sim/online_model.hpp"
+#include "train/train_config.hpp"
 
 namespace ttlpred::cli {
 
@@ -29,6 +32,10 @@ struct SimulateCliOptions {
   // --ttl jalien-stats: the estimate's rule and the finished jobs a key needs (sim/jalien_stats.hpp).
   std::string stats_rule = sim::stats_rule_name(sim::JalienStatsOptions{}.rule);
   std::size_t stats_min_jobs = sim::JalienStatsOptions{}.min_jobs;
+  // --ttl online: the learning loop's schedule, first model and training seed (sim/online_model.hpp).
+  std::string retrain_every = duration_text(sim::OnlineModelOptions{}.retrain_every_s);
+  std::size_t online_min_jobs = sim::OnlineModelOptions{}.min_outcomes;
+  std::uint64_t train_seed = TrainConfig{}.seed;
   int procs = 0, max_retries = 2;
   std::uint64_t seed = 1;
   BoundOptions bounds;

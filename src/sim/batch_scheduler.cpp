@@ -23,7 +23,7 @@ struct Payload {
 class BatchSimulation {
  public:
   BatchSimulation(const std::vector<BatchJob>& jobs, const BatchConfig& config)
-      : jobs_(jobs), config_(config), out_(jobs.size()), estimate_(jobs.size()), est_end_(jobs.size()),
+      : jobs_(jobs), config_(config), out_(jobs.size()), estimate_(jobs.size()), safe_(jobs.size()), est_end_(jobs.size()),
         stage_(jobs.size(), 0), started_(jobs.size(), 0), run_(jobs.size()), series_(first_submit(jobs)) {
     free_ = config.machine_procs;
     series_.set_capacity(config.machine_procs);
@@ -61,28 +61,40 @@ class BatchSimulation {
 
   void check_inputs() const {
     if (config_.machine_procs <= 0) throw Error("simulate: the machine has no processors (give --procs)");
+    if (config_.estimator == Estimator::Online && config_.source == nullptr)
+      throw Error("simulate: the online estimator has no source");
     for (const auto& b : jobs_) {
       if (b.procs > config_.machine_procs)
         throw Error("simulate: job " + std::to_string(b.id) + " needs " + std::to_string(b.procs) +
                     " processors, more than the machine's " + std::to_string(config_.machine_procs) +
                     " (give a larger --procs)");
-      if ((config_.estimator == Estimator::Request || config_.estimator == Estimator::Last2) && !(b.request > 0))
+      if ((config_.estimator == Estimator::Request || config_.estimator == Estimator::Last2 ||
+           config_.estimator == Estimator::Online) &&
+          !(b.request > 0))
         throw Error("simulate: job " + std::to_string(b.id) +
-                    " has no requested time, which --ttl request and last2 need (use model or oracle)");
+                    " has no requested time, which --ttl request, last2 and online need (use model or oracle)");
     }
   }
 
-  // The estimate a job gets when it arrives.
-  double initial_estimate(std::size_t j) {
+  double last_two(const BatchJob& b) const {
+    const auto it = last_two_.find(b.user);
+    if (it == last_two_.end() || it->second.count < 2) return b.request;
+    return std::min(b.request, 0.5 * (it->second.run[0] + it->second.run[1]));
+  }
+
+  // The estimate a job gets when it arrives at t (and its first correction, in safe_).
+  double initial_estimate(std::size_t j, double t) {
     const BatchJob& b = jobs_[j];
     switch (config_.estimator) {
       case Estimator::Request: return b.request;
       case Estimator::Oracle: return run_[j];
-      case Estimator::Model: return b.model_expected;
-      case Estimator::Last2: {
-        const auto it = last_two_.find(b.user);
-        if (it == last_two_.end() || it->second.count < 2) return b.request;
-        return std::min(b.request, 0.5 * (it->second.run[0] + it->second.run[1]));
+      case Estimator::Model: safe_[j] = b.model_safe; return b.model_expected;
+      case Estimator::Last2: return last_two(b);
+      case Estimator::Online: {
+        const auto e = config_.source->estimate(j, t);
+        if (!e) return last_two(b);
+        safe_[j] = e->safe_s;
+        return e->expected_s;
       }
     }
     return b.request;
@@ -91,7 +103,7 @@ class BatchSimulation {
   // The estimate after a job outlived `elapsed` seconds of it; never at or below elapsed.
   double corrected_estimate(std::size_t j, double elapsed) {
     const BatchJob& b = jobs_[j];
-    if (config_.estimator == Estimator::Model && stage_[j] == 1 && b.model_safe > elapsed) return b.model_safe;
+    if (stage_[j] == 1 && safe_[j] > elapsed) return safe_[j];
     if (b.request > elapsed) return b.request;
     return 2 * elapsed;  // no request to fall back to: double what it has run so far
   }
@@ -99,7 +111,7 @@ class BatchSimulation {
   void handle(double t, int kind, const Payload& p) {
     const std::size_t j = p.job;
     if (kind == kArrive) {
-      estimate_[j] = std::max(1.0, initial_estimate(j));
+      estimate_[j] = std::max(1.0, initial_estimate(j, t));
       queue_.push_back(j);
     } else if (kind == kFinish) {
       free_ += jobs_[j].procs;
@@ -110,6 +122,7 @@ class BatchSimulation {
       u.run[1] = u.run[0];
       u.run[0] = run_[j];
       u.count = std::min(u.count + 1, 2);
+      if (config_.source) config_.source->finished(j, t, run_[j]);
       if (out_[j].killed_at_request) series_.add_waste(t, jobs_[j].procs * run_[j] / 3600);
     } else if (kind == kExpire) {
       if (p.stage != stage_[j] || out_[j].end > 0 || est_end_[j] != t) return;  // stale
@@ -207,7 +220,7 @@ class BatchSimulation {
   const std::vector<BatchJob>& jobs_;
   BatchConfig config_;
   std::vector<BatchJobOutcome> out_;
-  std::vector<double> estimate_, est_end_;
+  std::vector<double> estimate_, safe_, est_end_;  // safe_: the first correction (model, online)
   std::vector<int> stage_;
   std::vector<char> started_;
   std::vector<double> run_;

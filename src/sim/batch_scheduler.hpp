@@ -12,11 +12,15 @@
 //   uses only processors the head will not need then ("extra" processors).
 // - EASY++: the same reservation, but candidates are tried shortest estimate first.
 // - Estimates come from the estimator: the request, the mean of the user's last two finished
-//   run times (Tsafrir 2007), the model's expected time, or the true run time. When a
-//   running job outlives its estimate, the estimate is corrected (counted): last2 -> the
-//   request; model -> its safe TTL, then the request.
+//   run times (Tsafrir 2007), the model's expected time, the true run time, or a source asked
+//   at each arrival and told of each end (online: the service's learning loop,
+//   sim/online_model.hpp; the user's last two where it has no answer yet). When a running
+//   job outlives its estimate, the estimate is corrected (counted): last2 -> the request;
+//   model and online -> the safe TTL, then the request.
 // Deterministic: no randomness; ties are broken by arrival order.
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +29,22 @@
 namespace ttlpred::sim {
 
 enum class BatchPolicy : std::uint8_t { Fcfs, Easy, EasyPlusPlus };
-enum class Estimator : std::uint8_t { Request, Last2, Model, Oracle };
+enum class Estimator : std::uint8_t { Request, Last2, Model, Oracle, Online };
+
+// Estimates that are not fixed per job in advance (Estimator::Online), in simulated time.
+// The source knows jobs by their index in the vector given to simulate_batch.
+class EstimateSource {
+ public:
+  virtual ~EstimateSource() = default;
+  struct Estimate {
+    double expected_s = 0;  // the estimate
+    double safe_s = 0;      // its first correction (ignored unless longer than the time run)
+  };
+  // Job `job` arrived at t; nullopt: no answer (the user's last two answer).
+  virtual std::optional<Estimate> estimate(std::size_t job, double t) = 0;
+  // Job `job` ended at t after running `run_s` seconds (killed at its request: the request).
+  virtual void finished(std::size_t job, double t, double run_s) = 0;
+};
 
 struct BatchJob {
   std::int64_t id = 0;
@@ -42,6 +61,7 @@ struct BatchConfig {
   BatchPolicy policy = BatchPolicy::Easy;
   Estimator estimator = Estimator::Request;
   int machine_procs = 0;
+  EstimateSource* source = nullptr;  // Estimator::Online's (not owned)
 };
 
 struct BatchJobOutcome {
@@ -67,8 +87,8 @@ struct BatchResult {
   std::vector<HourSample> hours;
 };
 
-// Throws Error when a job needs more processors than the machine has, or when the
-// estimator needs requests a job lacks.
+// Throws Error when a job needs more processors than the machine has, when the estimator
+// needs requests a job lacks, or Estimator::Online has no source.
 BatchResult simulate_batch(const std::vector<BatchJob>& jobs, const BatchConfig& config);
 
 // Bounded slowdown with the customary 10 s threshold (Feitelson et al. 1997).

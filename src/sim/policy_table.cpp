@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "pipeline/online_scoring.hpp"
+#include "sim/online_model_ttl.hpp"
 #include "sim/online_ttl.hpp"
 #include "sim/sim_output.hpp"
 #include "util/error.hpp"
@@ -103,8 +104,32 @@ std::unique_ptr<JalienStatsTtl> jalien_stats_source(const SimTrace& t, const Gri
   return source;
 }
 
+std::unique_ptr<TtlSource> online_model_source(const SimTrace& t, const GridOptions& o) {
+  if (!t.hosts.empty()) throw Error("simulate: --ttl online answers one TTL per job: --host-speed slot does not apply");
+  const JobTable& jobs = t.split.jobs;
+  const std::size_t n = t.rows();
+  const std::vector<GridJob> grid = grid_jobs(t, GridTtl::Static, o.default_ttl_s);
+  std::vector<double> static_ttl(n), requested(n);
+  std::vector<int> cores(n);
+  std::vector<std::size_t> rows(n);
+  const auto req = jobs.num(Field::RequestedTtl);
+  for (std::size_t i = 0; i < n; ++i) {
+    rows[i] = t.first_row + i;
+    static_ttl[i] = grid[i].ttl;
+    cores[i] = grid[i].cores;
+    requested[i] = req[rows[i]] > 0 ? req[rows[i]] : 0.0;
+  }
+  OnlineCalibrationOptions oo;
+  oo.gamma = o.gamma;
+  oo.target_scale = o.target_scale;
+  return std::make_unique<OnlineModelTtl>(std::make_unique<OnlineModel>(jobs, t.first_row, o.online, o.online_progress),
+                                          sim_calibration_from_name(o.calibration), oo, std::move(static_ttl),
+                                          std::move(requested), std::move(cores), key_codes(jobs, rows, o.calibration_key));
+}
+
 std::unique_ptr<TtlSource> ttl_source(const SimTrace& t, GridTtl policy, const GridOptions& o) {
   if (policy == GridTtl::JalienStats) return jalien_stats_source(t, o);
+  if (policy == GridTtl::Online) return online_model_source(t, o);
   return model_ttl_source(t, policy, o);
 }
 
@@ -120,6 +145,7 @@ PolicyRun run_jalien_policy(const SimTrace& t, GridTtl policy, const GridOptions
 
 double final_calibration_level(const PolicyRun& run) {
   if (const auto* online = dynamic_cast<const OnlineTtl*>(run.source.get())) return online->calibrator().level();
+  if (const auto* loop = dynamic_cast<const OnlineModelTtl*>(run.source.get())) return loop->final_level();
   return std::numeric_limits<double>::quiet_NaN();
 }
 

@@ -12,6 +12,7 @@
 #include "model/online_calibration.hpp"
 #include "sim/jalien_broker.hpp"
 #include "sim/jalien_stats.hpp"
+#include "sim/online_model.hpp"
 #include "sim/sim_input.hpp"
 
 namespace ttlpred::sim {
@@ -38,6 +39,9 @@ struct GridOptions {
   double target_scale = ttlpred::OnlineCalibrationOptions{}.target_scale;
   // --ttl jalien-stats: JAliEn's history-based TTL (sim/jalien_stats.hpp).
   JalienStatsOptions stats;
+  // --ttl online: the learning loop (sim/online_model.hpp) and where it reports its retrains.
+  OnlineModelOptions online;
+  OnlineModelProgress online_progress;
 };
 
 GridConfig grid_config(const SimTrace& t, GridTtl policy, const GridOptions& o);
@@ -54,7 +58,12 @@ std::unique_ptr<TtlSource> model_ttl_source(const SimTrace& t, GridTtl policy, c
 // on the class of its CPU model (none: it is not counted).
 std::unique_ptr<JalienStatsTtl> jalien_stats_source(const SimTrace& t, const GridOptions& o);
 
-// The source of a policy's TTLs: the model's (above), JAliEn's statistics, or none.
+// The service's learning loop from an empty start (sim/online_model_ttl.hpp), through o's
+// calibration. Error with host classes.
+std::unique_ptr<TtlSource> online_model_source(const SimTrace& t, const GridOptions& o);
+
+// The source of a policy's TTLs: the model's (above), JAliEn's statistics, the learning
+// loop, or none.
 std::unique_ptr<TtlSource> ttl_source(const SimTrace& t, GridTtl policy, const GridOptions& o);
 
 struct PolicyRun {
@@ -64,7 +73,8 @@ struct PolicyRun {
   std::unique_ptr<TtlSource> source;  // as it ended the run (an online calibrator's final level)
 };
 PolicyRun run_jalien_policy(const SimTrace& t, GridTtl policy, const GridOptions& o);
-// The final level of an online calibration's run; NaN for a run without one.
+// The final level of an online calibration's run (the model's or the learning loop's); NaN
+// for a run without one.
 double final_calibration_level(const PolicyRun& run);
 
 // static, model (when the trace has predictions; through o's calibration, then once more per

@@ -1,6 +1,9 @@
 // Hand-computed schedules of the batch schedulers (4-processor machine unless said).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
+#include <random>
 #include <vector>
 
 #include "sim/batch_scheduler.hpp"
@@ -145,6 +148,77 @@ TEST(BatchScheduler, ConservesJobsAndWork) {
 
 TEST(BatchScheduler, RefusesAJobLargerThanTheMachine) {
   EXPECT_THROW(run({job(1, 0, 5, 10, 10)}, BatchPolicy::Easy), Error);
+}
+
+// A source that answers from a table (nullopt where it has none) and checks the protocol:
+// simulated time never goes back between the calls, each job is asked once and ends once.
+class CheckingSource final : public EstimateSource {
+ public:
+  explicit CheckingSource(std::vector<std::optional<Estimate>> answers) : answers_(std::move(answers)) {
+    asked.assign(answers_.size(), 0);
+    ended.assign(answers_.size(), -1);
+  }
+  std::optional<Estimate> estimate(std::size_t job, double t) override {
+    EXPECT_GE(t, now) << "asked about job " << job << " at " << t << " after an outcome at " << now;
+    now = std::max(now, t);
+    ++asked[job];
+    return answers_[job];
+  }
+  void finished(std::size_t job, double t, double run_s) override {
+    EXPECT_GE(t, now);
+    now = std::max(now, t);
+    EXPECT_EQ(ended[job], -1) << "job " << job << " ended twice";
+    ended[job] = run_s;
+  }
+  double now = -1;
+  std::vector<int> asked;
+  std::vector<double> ended;
+
+ private:
+  std::vector<std::optional<Estimate>> answers_;
+};
+
+// The online estimator: a job the source answers gets its estimate and, when it outlives
+// it, the safe TTL as the first correction; a job it does not answer gets the user's last
+// two. A (user 0, 10 s of a 100 s request) and B (user 0, 20 s) end; C (user 0) is not
+// answered: last two = 15 s, corrected to the request when it outlives them. D is answered
+// 5 s (safe 40 s) and runs 30 s: one correction, to 40 s.
+TEST(BatchScheduler, OnlineEstimatesComeFromTheSourceWithTheLastTwoAsFallback) {
+  const std::vector<BatchJob> jobs = {job(1, 0, 1, 10, 100), job(2, 0, 1, 20, 100), job(3, 50, 1, 30, 100),
+                                      job(4, 50, 1, 30, 100)};
+  CheckingSource src({std::nullopt, std::nullopt, std::nullopt, EstimateSource::Estimate{5, 40}});
+  BatchConfig c{BatchPolicy::Easy, Estimator::Online, 4};
+  c.source = &src;
+  const BatchResult r = simulate_batch(jobs, c);
+  EXPECT_EQ(src.asked, (std::vector<int>{1, 1, 1, 1}));
+  EXPECT_EQ(src.ended, (std::vector<double>{10, 20, 30, 30}));
+  EXPECT_EQ(r.outcomes[2].corrections, 1);  // 15 s -> the request
+  EXPECT_EQ(r.outcomes[3].corrections, 1);  // 5 s -> 40 s
+  c.source = nullptr;
+  EXPECT_THROW(simulate_batch(jobs, c), Error);
+}
+
+// On a random busy stream, the source is never told of an end after it was asked at a later
+// time (nothing from the future), and every job is asked once and ends once.
+TEST(BatchScheduler, OnlineSourceSeesOnlyThePast) {
+  std::mt19937_64 rng(3);
+  std::vector<BatchJob> jobs;
+  double t = 0;
+  for (int i = 0; i < 2000; ++i) {
+    t += std::exponential_distribution<double>(1.0 / 30)(rng);
+    const double run = std::exponential_distribution<double>(1.0 / 600)(rng);
+    jobs.push_back(job(i, t, 1 + static_cast<int>(rng() % 16), run, run * (1 + rng() % 4) + 1, static_cast<std::uint32_t>(rng() % 20)));
+  }
+  std::vector<std::optional<EstimateSource::Estimate>> answers(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); i += 2) answers[i] = EstimateSource::Estimate{jobs[i].run * 0.5, jobs[i].run * 2};
+  for (const BatchPolicy p : {BatchPolicy::Fcfs, BatchPolicy::Easy, BatchPolicy::EasyPlusPlus}) {
+    CheckingSource src(answers);
+    BatchConfig c{p, Estimator::Online, 64};
+    c.source = &src;
+    simulate_batch(jobs, c);
+    EXPECT_TRUE(std::all_of(src.asked.begin(), src.asked.end(), [](int n) { return n == 1; }));
+    EXPECT_TRUE(std::all_of(src.ended.begin(), src.ended.end(), [](double e) { return e >= 0; }));
+  }
 }
 
 }  // namespace

@@ -178,6 +178,66 @@ TEST_F(SimulateCliOnTrace, BrokerWithJalienStatistics) {
   EXPECT_NE(out.find("does not apply to --scheduler easy"), std::string::npos) << out;
 }
 
+// The service's learning loop inside a batch simulation, from an empty start: the first
+// model once enough jobs have finished, then retrained; before it, and with retraining off
+// altogether, the estimates are the user's last two (the same schedule as --ttl last2).
+TEST_F(SimulateCliOnTrace, BatchWithTheOnlineLearningLoop) {
+  const std::string base = "simulate --data '" + dir + "/t.csv' --scheduler easy++ --procs 256 --split 0 --json ";
+  ASSERT_EQ(test::run_cli(base + "--ttl online --online-min-jobs 500 --retrain-every 30m --train-seed 2", &out), 0) << out;
+  const nlohmann::json on = last_json(out);
+  const nlohmann::json& o = on["online"];
+  EXPECT_EQ(on["policy"], "online");
+  EXPECT_GE(o["retrains"].get<int>(), 2) << o;
+  EXPECT_EQ(o["predicted_jobs"].get<int>() + o["fallback_jobs"].get<int>(), on["jobs"].get<int>()) << o;
+  EXPECT_GE(o["fallback_jobs"].get<int>(), 500) << o;  // nothing learnt before 500 jobs ended
+  EXPECT_GT(o["predicted_jobs"].get<int>(), 0) << o;
+  EXPECT_EQ(o["train_seed"], 2);
+  EXPECT_EQ(o["retrain_every"], "30m");
+  EXPECT_GT(o["train_seconds"].get<double>(), 0);
+  EXPECT_NE(out.find("simulate: online model 1 trained on "), std::string::npos) << out;
+
+  ASSERT_EQ(test::run_cli(base + "--ttl online --retrain-every 0", &out), 0) << out;
+  const nlohmann::json off = last_json(out);
+  ASSERT_EQ(test::run_cli(base + "--ttl last2", &out), 0) << out;
+  const nlohmann::json last2 = last_json(out);
+  EXPECT_EQ(off["online"]["retrains"], 0);
+  EXPECT_EQ(off["avg_bounded_slowdown"], last2["avg_bounded_slowdown"]);
+  EXPECT_EQ(off["corrections"], last2["corrections"]);
+
+  EXPECT_NE(test::run_cli(base + "--ttl online --retrain-every 3x", &out), 0);
+  EXPECT_NE(out.find("--retrain-every"), std::string::npos) << out;
+  EXPECT_EQ(test::run_cli(base + "--ttl online --online-min-jobs 10", &out), 1);
+  EXPECT_NE(out.find("--online-min-jobs must be at least 200"), std::string::npos) << out;
+}
+
+// The learning loop on the broker, from an empty start: the static TTL until the first model,
+// then its safe TTLs (here through an online calibration); with retraining off, the static
+// policy's run exactly.
+TEST_F(SimulateCliOnTrace, BrokerWithTheOnlineLearningLoop) {
+  const std::string base = "simulate --data '" + dir + "/t.csv' --scheduler jalien --split 0 --json ";
+  ASSERT_EQ(test::run_cli(base + "--ttl online --online-min-jobs 500 --retrain-every 30m --calibration aci-log", &out), 0)
+      << out;
+  const nlohmann::json on = last_json(out);
+  const nlohmann::json& o = on["online"];
+  EXPECT_GE(o["retrains"].get<int>(), 2) << o;
+  EXPECT_EQ(o["predicted_jobs"].get<int>() + o["fallback_jobs"].get<int>(), on["jobs"].get<int>()) << o;
+  EXPECT_GT(o["predicted_jobs"].get<int>(), 0) << o;
+  EXPECT_EQ(on["calibration"], "aci-log");
+  EXPECT_TRUE(on.contains("calibration_final_level"));
+  EXPECT_EQ(on["completed"].get<int>() + on["failed"].get<int>() + on["never_matched"].get<int>(), on["jobs"].get<int>());
+
+  ASSERT_EQ(test::run_cli(base + "--ttl online --retrain-every 0", &out), 0) << out;
+  const nlohmann::json off = last_json(out);
+  ASSERT_EQ(test::run_cli(base + "--ttl static", &out), 0) << out;
+  const nlohmann::json st = last_json(out);
+  EXPECT_EQ(off["online"]["retrains"], 0);
+  for (const char* k : {"jobs_completed_per_day", "wasted_slot_core_hours", "kills", "mean_wait_s", "pilots"})
+    EXPECT_EQ(off[k], st[k]) << k;
+
+  EXPECT_EQ(test::run_cli(base + "--ttl online --host-speed slot", &out), 1);
+  EXPECT_NE(out.find("--host-speed slot does not apply"), std::string::npos) << out;
+}
+
 TEST(SimulateCli, OutWritesTheReportPageOfTheHourlySeries) {
   const std::string dir = test::temp_dir();
   std::string out;
