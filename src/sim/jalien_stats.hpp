@@ -37,7 +37,7 @@ StatsRule stats_rule_from_name(std::string_view name);
 const char* stats_rule_name(StatsRule rule);
 
 struct JalienStatsOptions {
-  StatsRule rule = StatsRule::MeanPlus3Sd;
+  StatsRule rule = StatsRule::Max;
   std::size_t min_jobs = 10;  // finished jobs a key needs before its estimate is used (>= 2)
 };
 

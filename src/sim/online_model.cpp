@@ -33,7 +33,11 @@ std::optional<Prediction> OnlineModel::predict(std::size_t job, double t) {
   // Simulated time only moves forward: every outcome known now ended at or before t.
   if (!(t >= now_s_)) throw Error("simulate: the online model was asked at an earlier time than it last learnt or answered");
   now_s_ = t;
-  if (options_.retrain_every_s > 0 && t >= next_retrain_s_ && finished_.size() >= options_.min_outcomes) {
+  // Due every retrain_every_s, and also as soon as the known outcomes have doubled since the
+  // last model: the first model learns from the first min_outcomes jobs to end (the short
+  // ones), and waiting a whole period to correct it would answer a week with it.
+  const bool due = t >= next_retrain_s_ || finished_.size() >= 2 * finished_at_last_model_;
+  if (options_.retrain_every_s > 0 && due && finished_.size() >= options_.min_outcomes) {
     retrain(t);
     next_retrain_s_ = t + options_.retrain_every_s;
   }
@@ -87,6 +91,7 @@ void OnlineModel::retrain(double t) {
   }
   ++stats_.retrains;
   stats_.last_train_rows = rows.size();
+  finished_at_last_model_ = finished_.size();
   if (stats_.first_model_at_s < 0) stats_.first_model_at_s = t;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   stats_.train_seconds += seconds;

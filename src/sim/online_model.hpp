@@ -3,7 +3,9 @@
 // online`): no model at first; once `min_outcomes` jobs have finished in the simulated
 // schedule, a model trained on them (fit_model, the trainer `train` runs, with its own
 // safe-TTL calibration tail), retrained from scratch every `retrain_every_s` of simulated
-// time on the jobs finished by then, as `serve --retrain-every` does on its journal.
+// time on the jobs finished by then, as `serve --retrain-every` does on its journal, and
+// also whenever the finished jobs have doubled since the last model (the first models learn
+// from few jobs, the shortest: 1,000, 2,000, 4,000 ... then the period).
 //
 // Nothing from the future: a job is predicted when the scheduler asks (at its submission),
 // by the model trained on jobs that had finished by the last retrain, with history features
@@ -86,6 +88,7 @@ class OnlineModel {
   std::unique_ptr<HistoryState> history_;
   double next_retrain_s_;
   double now_s_;  // the latest time asked or told (Error if time goes back)
+  std::size_t finished_at_last_model_ = 0;
   OnlineModelStats stats_;
   JobRecord record_;
 };

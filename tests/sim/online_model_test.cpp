@@ -54,9 +54,10 @@ TEST(OnlineModel, TimeNeverGoesBack) {
 }
 
 // The first model once min_outcomes jobs have finished, trained on exactly those; the next
-// only retrain_every_s later, on every job finished by then; with retraining off, never.
+// retrain_every_s later or once the finished jobs have doubled, on every job finished by
+// then; with retraining off, never.
 TEST(OnlineModel, TrainsOnTheFinishedJobsOnSchedule) {
-  const JobTable t = trace(600);
+  const JobTable t = trace(700);
   OnlineModel m(t, 0, small(200, 3600));
   for (std::size_t i = 0; i < 199; ++i) m.finished(i, 1000, 600);
   EXPECT_FALSE(m.predict(400, 1000));  // 199 finished: not yet
@@ -74,7 +75,15 @@ TEST(OnlineModel, TrainsOnTheFinishedJobsOnSchedule) {
   ASSERT_TRUE(m.predict(403, 4600));
   EXPECT_EQ(m.stats().retrains, 2u);
   EXPECT_EQ(m.stats().last_train_rows, 250u);
-  EXPECT_EQ(m.stats().predicted, 3u);
+  // Twice the finished jobs of the last model (250): retrained before the period is out.
+  for (std::size_t i = 250; i < 499; ++i) m.finished(i, 5000, 600);
+  ASSERT_TRUE(m.predict(500, 5000));
+  EXPECT_EQ(m.stats().retrains, 2u);
+  m.finished(499, 5000, 600);
+  ASSERT_TRUE(m.predict(501, 5000));
+  EXPECT_EQ(m.stats().retrains, 3u);
+  EXPECT_EQ(m.stats().last_train_rows, 500u);
+  EXPECT_EQ(m.stats().predicted, 5u);
   EXPECT_EQ(m.stats().fallbacks, 1u);
 
   OnlineModel off(t, 0, small(200, 0));

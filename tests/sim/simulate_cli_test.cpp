@@ -155,7 +155,7 @@ TEST_F(SimulateCliOnTrace, BrokerWithOnlineCalibrationAndSlotHosts) {
 // (with an estimate or the static TTL), the JSON names the rule, and the options are checked.
 TEST_F(SimulateCliOnTrace, BrokerWithJalienStatistics) {
   const std::string base = "simulate --data '" + dir + "/t.csv' --scheduler jalien --ttl jalien-stats --json ";
-  for (const std::string a : {"", "--stats-rule max --stats-min-jobs 3 --host-speed slot"}) {
+  for (const std::string a : {"", "--stats-rule mean+2sd --stats-min-jobs 3 --host-speed slot"}) {
     ASSERT_EQ(test::run_cli(base + a, &out), 0) << a << "\n" << out;
     const nlohmann::json j = last_json(out);
     const int jobs = j["jobs"].get<int>();
@@ -167,7 +167,7 @@ TEST_F(SimulateCliOnTrace, BrokerWithJalienStatistics) {
       EXPECT_GT(j["stats_estimated_jobs"].get<int>(), 0) << a;
     }
     EXPECT_GT(j["stats_keys"].get<int>(), 0) << a;
-    EXPECT_EQ(j["stats_rule"], a.empty() ? "mean+3sd" : "max") << a;
+    EXPECT_EQ(j["stats_rule"], a.empty() ? "max" : "mean+2sd") << a;
     EXPECT_EQ(j["stats_min_jobs"], a.empty() ? 10 : 3) << a;
   }
   EXPECT_EQ(test::run_cli(base + "--stats-rule mean+1sd", &out), 1);
