@@ -23,7 +23,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-
 sim::OnlineModelOptions online_model_options(const SimulateCliOptions& o) {
   sim::OnlineModelOptions m;
   m.retrain_every_s = parse_duration(o.retrain_every, "--retrain-every");
@@ -64,8 +63,10 @@ nlohmann::json online_model_json(const SimulateCliOptions& o, const sim::OnlineM
 
 void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
   cmd.add_option("--scheduler", o.scheduler, "jalien (ALICE pull broker), fcfs, easy or easy++ (batch cluster)")->capture_default_str();
-  cmd.add_option("--ttl", o.ttl, "TTL / run-time estimate policy: static, model, jalien-stats (JAliEn's history-based TTL), oracle (jalien); "
-                 "request, last2, model, online (a model learnt as jobs end, from an empty start), oracle (batch)")
+  cmd.add_option("--ttl", o.ttl,
+                 "TTL / run-time estimate policy: static, model, jalien-stats (JAliEn's history-based TTL), online, oracle "
+                 "(jalien); request, last2, model, online, oracle (batch). online: a model learnt from the jobs that end in "
+                 "the simulation, from an empty start")
       ->capture_default_str();
   cmd.add_option("--model", o.model, "model file (for --ttl model)");
   cmd.add_option("--split", o.split, "simulate the jobs after this fraction in submit order (the part a model trained with it never saw); 0: all")
@@ -123,7 +124,8 @@ std::optional<Predictor> load_simulate_model(const SimulateCliOptions& o) {
       o.ttl == "static" || o.ttl == "model" || o.ttl == "oracle" || o.ttl == "jalien-stats" || o.ttl == "online";
   if (grid ? !grid_policy : !batch_policy)
     throw Error("simulate: --ttl " + o.ttl + " does not apply to --scheduler " + o.scheduler +
-                (grid ? " (jalien takes static, model, jalien-stats, online, oracle)" : " (fcfs, easy, easy++ take request, last2, model, online, oracle)"));
+                (grid ? " (jalien takes static, model, jalien-stats, online, oracle)"
+                      : " (fcfs, easy, easy++ take request, last2, model, online, oracle)"));
   if (o.ttl == "model" && o.model.empty()) throw Error("simulate: --ttl model needs --model");
   if (o.host_speed != "trace" && o.host_speed != "slot")
     throw Error("simulate: --host-speed must be trace or slot, got '" + o.host_speed + "'");

@@ -78,7 +78,7 @@ std::unique_ptr<JalienStatsTtl> jalien_stats_source(const SimTrace& t, const Gri
   static_assert(kNoProduction == kMissingCode);
   const JobTable& jobs = t.split.jobs;
   const auto production = jobs.codes(Field::ProductionTag), site = jobs.codes(Field::Site),
-             cpu = jobs.codes(Field::CpuModel), status = jobs.codes(Field::Status);
+             cpu = jobs.codes(Field::CpuModel);
   const auto wall = jobs.num(Field::WallTime);
   const std::size_t n = t.rows(), k = t.hosts.empty() ? 1 : t.hosts.classes.size();
   std::vector<StatsKey> keys(n * k);
