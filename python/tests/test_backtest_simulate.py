@@ -18,6 +18,7 @@ def cli_json(*args):
 
 def without_timings(result):
     result.pop("simulate_seconds", None)
+    result.get("online", {}).pop("train_seconds", None)
     for split in result.get("splits", []):
         split.pop("fit_seconds")
     return result
@@ -66,6 +67,9 @@ def test_backtest_of_a_frame_is_the_backtest_of_its_file(alice_csv):
 @pytest.mark.parametrize("options", [
     dict(scheduler="jalien", ttl="static", split=0),
     dict(scheduler="jalien", ttl="oracle", load=0.8, pilot_gap=120, seed=5),
+    dict(scheduler="jalien", ttl="jalien-stats", stats_rule="mean+3sd", stats_min_jobs=3),
+    dict(scheduler="jalien", ttl="online", split=0, online_min_jobs=200, retrain_every="1h", train_seed=2,
+         calibration="aci-log"),
 ])
 def test_simulate_broker_same_object_as_the_cli(alice_csv, options):
     args = []
