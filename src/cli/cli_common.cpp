@@ -10,6 +10,7 @@
 #include "data/read_report.hpp"
 #include "data/trace_readers.hpp"
 #include "engine/isa.hpp"
+#include "learn/duration.hpp"
 #include "pipeline/model_checks.hpp"
 #include "pipeline/split.hpp"
 #include "predict/device.hpp"
@@ -282,6 +283,25 @@ void add_kill_budget_option(CLI::App& cmd, std::string& value) {
                  "request-aware safe TTL: what alpha bounds on the calibration jobs: count (kills) or cpu-time "
                  "(kills and the CPU time they lose, run time x cores)")
       ->check(CLI::IsMember({"count", "cpu-time"}))
+      ->capture_default_str();
+}
+
+void add_retrain_every_option(CLI::App& cmd, std::string& value, const std::string& what) {
+  const CLI::Validator duration(
+      [](std::string& text) {
+        // CLI11 names the option in front of the message already.
+        const std::string option = "--retrain-every";
+        try {
+          parse_duration(text, option.c_str());
+          return std::string();
+        } catch (const Error& e) {
+          const std::string message = e.what();
+          return message.rfind(option + ": ", 0) == 0 ? message.substr(option.size() + 2) : message;
+        }
+      },
+      "DURATION");
+  cmd.add_option("--retrain-every", value, what + " (a duration: 90s, 30m, 6h, 7d, 2w; 0: never)")
+      ->check(duration)
       ->capture_default_str();
 }
 

@@ -103,6 +103,10 @@ void apply_model_choices(const ModelChoiceOptions& choices, FitOptions& fit);
 // --ttl-by-group: a request-aware safe-TTL table per calibration group (SafeTtlOptions::request_by_group).
 // --ttl-kill-budget count|cpu-time (RequestAwareOptions::budget, by name), for train and backtest.
 void add_kill_budget_option(CLI::App& cmd, std::string& value);
+// --retrain-every, a duration (learn/duration.hpp) checked while the command line is parsed;
+// `what` says what is retrained on what, in the command's terms (serve: the journal; replay:
+// the outcomes known by then; simulate: the jobs finished in the simulation).
+void add_retrain_every_option(CLI::App& cmd, std::string& value, const std::string& what);
 void add_ttl_by_group_option(CLI::App& cmd, bool& value);
 
 // --device cpu|cuda|cuda:N (predict/device.hpp): the backend the command's network runs on.

@@ -199,8 +199,7 @@ void add_replay_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "replay", "Prequential replay: predict at submit, learn at finish, retrain on schedule, beside a frozen model");
   cmd->add_option("--data", c->data, kDataHelp)->required();
-  cmd->add_option("--retrain-every", c->retrain_every, "retrain this often in submit time (s, m, h, d, w; 0: never)")
-      ->capture_default_str();
+  add_retrain_every_option(*cmd, c->retrain_every, "retrain on the outcomes known by then this often in submit time");
   cmd->add_option("--window", c->window, "each retrain learns from outcomes submitted this long before it")
       ->capture_default_str();
   cmd->add_option("--from", c->from, "retrain by fine-tune or from scratch")->capture_default_str();

@@ -329,9 +329,9 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--drift-min-outcomes", o->drift_min_outcomes, "drift alarm: outcomes a test needs since its last alarm")
       ->capture_default_str();
-  cmd->add_option("--retrain-every", o->retrain_every,
-                  "retrain on the journal's outcomes this often (6h, 7d ...; needs --journal) and swap in a candidate its "
-                  "shadow evaluation accepts, as `ttlpred retrain` decides; off by default");
+  add_retrain_every_option(*cmd, o->retrain_every,
+                           "retrain on the journal's outcomes this often (needs --journal) and swap in a candidate its shadow "
+                           "evaluation accepts, as `ttlpred retrain` decides; off by default");
   cmd->add_option("--retrain-window", o->retrain_window, "each retrain learns from outcomes submitted this long before the newest")
       ->capture_default_str();
   cmd->add_option("--retrain-max-outcomes", o->retrain_max_outcomes, "each retrain learns from at most this many, the most recent")

@@ -103,9 +103,8 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
   cmd.add_option("--stats-min-jobs", o.stats_min_jobs, "jalien, --ttl jalien-stats: finished jobs a key needs before its estimate is used")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{2}, std::numeric_limits<std::size_t>::max()));
-  cmd.add_option("--retrain-every", o.retrain_every,
-                 "--ttl online: retrain the model on the jobs finished so far this often in simulated time (90s, 30m, 6h, 7d, 2w)")
-      ->capture_default_str();
+  add_retrain_every_option(cmd, o.retrain_every,
+                           "--ttl online: retrain the model on the jobs finished so far this often in simulated time");
   cmd.add_option("--online-min-jobs", o.online_min_jobs,
                  "--ttl online: finished jobs before the first model (until then: the user's last two run times)")
       ->capture_default_str();
@@ -134,7 +133,6 @@ std::optional<Predictor> load_simulate_model(const SimulateCliOptions& o) {
   if (cal.method != OnlineMethod::Static && !(grid && (o.ttl == "model" || o.ttl == "online")))
     throw Error("simulate: --calibration " + o.calibration + " applies to --scheduler jalien --ttl model or online");
   sim::stats_rule_from_name(o.stats_rule);
-  parse_duration(o.retrain_every, "--retrain-every");
   std::optional<Predictor> predictor;
   if (!o.model.empty()) predictor.emplace(Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds)));
   return predictor;
