@@ -333,6 +333,25 @@ void add_online_tuning_options(CLI::App& cmd, OnlineCalibrationCli& c) {
   add_online_tuning_options(cmd, c.gamma, c.target_scale);
 }
 
+void add_calibration_option(CLI::App& cmd, std::string& name, const std::string& what,
+                            const std::function<void(std::string_view)>& parse) {
+  const CLI::Validator known(
+      [parse](std::string& text) {
+        try {
+          parse(text);
+          return std::string();
+        } catch (const Error& e) {
+          return std::string(e.what());
+        }
+      },
+      "METHOD");
+  cmd.add_option("--calibration", name, what)->check(known)->capture_default_str();
+}
+
+void add_calibration_key_option(CLI::App& cmd, std::string& key) {
+  cmd.add_option("--calibration-key", key, "the mondrian calibration's key: a categorical job field")->capture_default_str();
+}
+
 OnlineCalibrationOptions online_calibration_options(const OnlineCalibrationCli& c) {
   OnlineCalibrationOptions o;
   const AnsweringCalibration a = answering_calibration_from_name(c.name);

@@ -2,7 +2,9 @@
 // What several commands share: reading a trace with its skip report on stderr, parsing
 // lists and variant options.
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -131,6 +133,14 @@ struct OnlineTuningHelp {
 };
 void add_online_tuning_options(CLI::App& cmd, double& gamma, double& target_scale, const OnlineTuningHelp& help = {});
 void add_online_tuning_options(CLI::App& cmd, OnlineCalibrationCli& c);
+// --calibration: the online calibration that answers (model/online_calibration.hpp), `what`
+// saying what it calibrates and which names the command takes; `parse` reads a name the
+// command's way (Error naming the accepted ones) and runs while the command line is parsed,
+// so an unknown name is refused before any trace is read. --calibration-key: the mondrian
+// calibration's key.
+void add_calibration_option(CLI::App& cmd, std::string& name, const std::string& what,
+                            const std::function<void(std::string_view)>& parse);
+void add_calibration_key_option(CLI::App& cmd, std::string& key);
 // The options `c` names, on top of OnlineCalibrationOptions' defaults. Throws Error for an
 // unknown name.
 OnlineCalibrationOptions online_calibration_options(const OnlineCalibrationCli& c);

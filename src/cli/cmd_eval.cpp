@@ -98,13 +98,12 @@ void add_eval_command(CLI::App& app) {
   add_variant_options(*cmd, o->variant, o->isa, o->alpha,
                       " (fp32-fused unless it was fine-tuned with --qat/--sparsity)");
   add_device_option(*cmd, o->device);
-  cmd->add_option("--calibration", o->calibration.name,
-                  "safe-TTL calibration of the scored jobs: static (the model's, as `predict` answers), or online from "
-                  "the outcomes known at each job's submit time: rolling, aci, aci-capped, multi-aci, mondrian, or aci-log, "
-                  "mondrian-log (the level stepped in log space) (docs/ACCURACY.md)")
-      ->capture_default_str();
-  cmd->add_option("--calibration-key", o->calibration_key, "the mondrian calibration's key: a categorical job field")
-      ->capture_default_str();
+  add_calibration_option(*cmd, o->calibration.name,
+                         "safe-TTL calibration of the scored jobs: static (the model's, as `predict` answers), or online "
+                         "from the outcomes known at each job's submit time: rolling, aci, aci-capped, multi-aci, mondrian, "
+                         "or aci-log, mondrian-log (the level stepped in log space) (docs/ACCURACY.md)",
+                         [](std::string_view name) { answering_calibration_from_name(name); });
+  add_calibration_key_option(*cmd, o->calibration_key);
   add_online_tuning_options(*cmd, o->calibration);
   add_prediction_time_option(*cmd, o->at,
                              "when the scored jobs are predicted: submit or match (default: the time the model was "

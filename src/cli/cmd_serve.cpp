@@ -303,15 +303,14 @@ void add_serve_command(CLI::App& app) {
   cmd->add_flag("--sync-starts", o->sync_starts,
                 "put each start /v1/match records on disk (fdatasync) before answering; default: written before the "
                 "answer, on disk with the next outcome batch");
-  cmd->add_option("--calibration", o->calibration.name,
-                  "online safe-TTL calibration, learning from outcomes matched to the answer served for their job: "
-                  "static (the model's), rolling, aci, multi-aci, mondrian, aci-capped, or aci-log, mondrian-log (the "
-                  "level stepped in log space) (eval --calibration's methods; aci-capped is the one to deploy with "
-                  "outcomes flowing: docs/ACCURACY.md; aci-log with --target-scale 0.35 the one that holds the CPU lost "
-                  "to kills under 1 % in the broker simulation: docs/SIMULATION.md)")
-      ->capture_default_str();
-  cmd->add_option("--calibration-key", o->calibration_key, "the mondrian calibration's key: a categorical job field")
-      ->capture_default_str();
+  add_calibration_option(*cmd, o->calibration.name,
+                         "online safe-TTL calibration, learning from outcomes matched to the answer served for their job: "
+                         "static (the model's), rolling, aci, multi-aci, mondrian, aci-capped, or aci-log, mondrian-log (the "
+                         "level stepped in log space) (eval --calibration's methods; aci-capped is the one to deploy with "
+                         "outcomes flowing: docs/ACCURACY.md; aci-log with --target-scale 0.35 the one that holds the CPU "
+                         "lost to kills under 1 % in the broker simulation: docs/SIMULATION.md)",
+                         [](std::string_view name) { answering_calibration_from_name(name); });
+  add_calibration_key_option(*cmd, o->calibration_key);
   add_online_tuning_options(*cmd, o->calibration);
   cmd->add_option("--recent-predictions", o->recent_predictions,
                   "served predictions kept for their job's outcome (by job_id; the oldest overwritten first; 0: none)")

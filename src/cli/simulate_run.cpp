@@ -81,13 +81,13 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
   cmd.add_option("--variant", o.variant, "engine variant (" + engine::variant_names_list() + "), or auto")->capture_default_str();
   cmd.add_option("--isa", o.isa, "pin an instruction set");
   add_alpha_option(cmd, o.alpha);
-  cmd.add_option("--calibration", o.calibration,
-                 "jalien, --ttl model or online: the safe TTL's calibration, following the outcomes as jobs end: static (the model's), "
-                 "rolling, aci, aci-capped, multi-aci, mondrian (serve --calibration's methods), aci-cpu, mondrian-cpu (steps weighted by "
-                 "CPU time), or aci, mondrian, aci-cpu, mondrian-cpu with -log (the level stepped in log space)")
-      ->capture_default_str();
-  cmd.add_option("--calibration-key", o.calibration_key, "the mondrian calibration's key: a categorical job field")
-      ->capture_default_str();
+  add_calibration_option(cmd, o.calibration,
+                         "jalien, --ttl model or online: the safe TTL's calibration, following the outcomes as jobs end: static "
+                         "(the model's), rolling, aci, aci-capped, multi-aci, mondrian (serve --calibration's methods), aci-cpu, "
+                         "mondrian-cpu (steps weighted by CPU time), or aci, mondrian, aci-cpu, mondrian-cpu with -log (the "
+                         "level stepped in log space)",
+                         [](std::string_view name) { sim::sim_calibration_from_name(name); });
+  add_calibration_key_option(cmd, o.calibration_key);
   add_online_tuning_options(cmd, o.gamma, o.target_scale,
                             {"aci, aci-cpu, mondrian (and -log; the service's default)", "aci, aci-cpu, multi-aci, mondrian",
                              " (aci-cpu: in CPU time)"});
