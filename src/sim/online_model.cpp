@@ -22,17 +22,32 @@ OnlineModel::OnlineModel(const JobTable& jobs, std::size_t first_row, OnlineMode
     throw Error("simulate: --online-min-jobs must be at least 200 (the trainer needs 191 jobs for its validation and calibration tails)");
   if (options_.max_outcomes < options_.min_outcomes)
     throw Error("simulate: the online model's largest training set is below its smallest (--online-min-jobs)");
-  // The jobs before the simulated ones ended as the trace recorded, in the order they ended.
+  // The jobs before the simulated ones end as the trace recorded them (submit + run time: the
+  // recorded wait is not known everywhere), each known from that moment on.
   const auto submit = jobs_.num(Field::SubmitTime), wall = jobs_.num(Field::WallTime);
-  for (std::size_t r = 0; r < first_row_; ++r) finished_.push_back({r, submit[r] + wall[r], wall[r]});
-  std::stable_sort(finished_.begin(), finished_.end(), [](const Outcome& a, const Outcome& b) { return a.end_s < b.end_s; });
+  for (std::size_t r = 0; r < first_row_; ++r) recorded_.push_back({r, submit[r] + wall[r], wall[r]});
+  std::stable_sort(recorded_.begin(), recorded_.end(), [](const Outcome& a, const Outcome& b) { return a.end_s < b.end_s; });
+}
+
+void OnlineModel::advance(double t) {
+  // Simulated time only moves forward: every outcome known now ended at or before t.
+  if (!(t >= now_s_)) throw Error("simulate: the online model was asked or told at an earlier time than before");
+  now_s_ = t;
+  for (; next_recorded_ < recorded_.size() && recorded_[next_recorded_].end_s <= t; ++next_recorded_)
+    learn(recorded_[next_recorded_]);
+}
+
+void OnlineModel::learn(const Outcome& o) {
+  finished_.push_back(o);
+  if (!history_) return;
+  jobs_.record(o.row, record_);
+  record_[Field::WallTime] = o.run_s;
+  history_->observe(record_);
 }
 
 std::optional<Prediction> OnlineModel::predict(std::size_t job, double t) {
   if (first_row_ + job >= jobs_.rows()) throw Error("simulate: the online model was asked for a job past the trace");
-  // Simulated time only moves forward: every outcome known now ended at or before t.
-  if (!(t >= now_s_)) throw Error("simulate: the online model was asked at an earlier time than it last learnt or answered");
-  now_s_ = t;
+  advance(t);
   // Due every retrain_every_s, and also as soon as the known outcomes have doubled since the
   // last model: the first model learns from the first min_outcomes jobs to end (the short
   // ones), and waiting a whole period to correct it would answer a week with it.
@@ -55,13 +70,8 @@ std::optional<Prediction> OnlineModel::predict(std::size_t job, double t) {
 void OnlineModel::finished(std::size_t job, double t, double run_s) {
   if (first_row_ + job >= jobs_.rows()) throw Error("simulate: an outcome came for a job past the trace");
   if (!(run_s >= 0) || !std::isfinite(run_s)) throw Error("simulate: a finished job's run time must be finite and >= 0");
-  if (!(t >= now_s_)) throw Error("simulate: an outcome came at an earlier time than the online model last learnt or answered");
-  now_s_ = t;
-  finished_.push_back({first_row_ + job, t, run_s});
-  if (!history_) return;
-  jobs_.record(first_row_ + job, record_);
-  record_[Field::WallTime] = run_s;
-  history_->observe(record_);
+  advance(t);
+  learn({first_row_ + job, t, run_s});
 }
 
 void OnlineModel::retrain(double t) {

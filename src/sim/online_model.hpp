@@ -14,9 +14,9 @@
 // the schedule (a job killed at its limit: the limit, as a service's journal holds it).
 //
 // predict() answers nothing (nullopt) before the first model: the caller's fallback answers
-// (the user's last two, the static TTL). With a split, the jobs before it are known
-// outcomes from the start (their recorded run times); over the whole trace (split 0) the
-// loop starts from nothing, the literature's online setting.
+// (the user's last two, the static TTL). With a split, the jobs before it are outcomes known
+// once they ended as recorded; over the whole trace (split 0) the loop starts from nothing,
+// the literature's online setting.
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -58,8 +58,9 @@ using OnlineModelProgress = std::function<void(const std::string& line)>;
 class OnlineModel {
  public:
   // The simulated jobs are rows [first_row, jobs.rows()) of `jobs` (not owned: it must outlive
-  // this); job i is row first_row + i. The rows before them (a split's first part) are known
-  // from the start, as the trace recorded them. Error on options out of range.
+  // this); job i is row first_row + i. The rows before them (a split's first part) become known
+  // as the trace recorded them, each at its submit time + run time. Error on options out of
+  // range.
   OnlineModel(const JobTable& jobs, std::size_t first_row, OnlineModelOptions options, OnlineModelProgress progress = {});
 
   // Job `job`'s prediction at simulated time t (its submission), retraining first when a
@@ -73,17 +74,23 @@ class OnlineModel {
   const Predictor* predictor() const { return predictor_.get(); }
 
  private:
+  struct Outcome {
+    std::size_t row;  // of jobs_
+    double end_s, run_s;
+  };
   void retrain(double t);
+  // Moves simulated time to t (Error if it goes back) and learns the recorded outcomes that
+  // ended by then.
+  void advance(double t);
+  void learn(const Outcome& o);
 
   const JobTable& jobs_;
   std::size_t first_row_;
   OnlineModelOptions options_;
   OnlineModelProgress progress_;
-  struct Outcome {
-    std::size_t row;  // of jobs_
-    double end_s, run_s;
-  };
-  std::vector<Outcome> finished_;  // in the order they ended
+  std::vector<Outcome> finished_;  // known outcomes, in the order they became known
+  std::vector<Outcome> recorded_;  // the jobs before the simulated ones, by end
+  std::size_t next_recorded_ = 0;  // recorded_[next_recorded_...] are not known yet
   std::unique_ptr<Predictor> predictor_;
   std::unique_ptr<HistoryState> history_;
   double next_retrain_s_;
