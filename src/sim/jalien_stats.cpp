@@ -73,12 +73,24 @@ void JalienStatsTtl::learn(const StatsKey& key, double seconds) {
   stats_[key].add(seconds);
 }
 
+void JalienStatsTtl::recorded(const StatsKey& key, double seconds, double end_s) {
+  if (!std::isfinite(end_s)) throw Error("simulate: a recorded job's end time must be finite");
+  recorded_.push_back({end_s, seconds, key});
+  recorded_sorted_ = false;
+}
+
 const RunTimeStats* JalienStatsTtl::stats(const StatsKey& key) const {
   const auto it = stats_.find(key);
   return it == stats_.end() ? nullptr : &it->second;
 }
 
-void JalienStatsTtl::decide(std::size_t job, double, std::span<double> ttl) {
+void JalienStatsTtl::decide(std::size_t job, double t, std::span<double> ttl) {
+  if (!recorded_sorted_) {
+    std::stable_sort(recorded_.begin(), recorded_.end(), [](const Recorded& a, const Recorded& b) { return a.end_s > b.end_s; });
+    recorded_sorted_ = true;
+  }
+  for (; !recorded_.empty() && recorded_.back().end_s <= t; recorded_.pop_back())
+    learn(recorded_.back().key, recorded_.back().seconds);
   bool any = false;
   for (std::size_t h = 0; h < classes_; ++h) {
     ttl[h] = static_ttl_[job];

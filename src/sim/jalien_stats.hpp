@@ -17,7 +17,8 @@
 //   model with no site (a pilot slot has a host class, not a site); JAliEn asks at match;
 // - a job without a production (JAliEn: no LPMJobTypeID) never gets an estimate;
 // - killed attempts teach nothing (JAliEn learns from DONE jobs); a resubmission that
-//   finishes does, on the host it finished on.
+//   finishes does, on the host it finished on; with a split, the recorded jobs before it
+//   teach their run times from the moment they ended.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -78,8 +79,11 @@ class JalienStatsTtl final : public TtlSource {
   JalienStatsTtl(std::vector<StatsKey> keys, std::vector<double> static_ttl, std::size_t classes,
                  JalienStatsOptions options);
 
-  // Outcomes known before the simulation starts (the recorded jobs before the split).
+  // A finished job's run time, learnt now.
   void learn(const StatsKey& key, double seconds);
+  // A job recorded before the simulated ones (a split's first part) that ended at `end_s`:
+  // learnt when the first job decided at or after end_s is (nothing from the future).
+  void recorded(const StatsKey& key, double seconds, double end_s);
 
   std::size_t classes() const override { return classes_; }
   void decide(std::size_t job, double t, std::span<double> ttl) override;
@@ -101,6 +105,12 @@ class JalienStatsTtl final : public TtlSource {
   JalienStatsOptions options_;
   std::unordered_map<StatsKey, RunTimeStats, StatsKeyHash> stats_;
   std::vector<std::uint32_t> matched_class_;  // per job: the class its first attempt ran on
+  struct Recorded {
+    double end_s, seconds;
+    StatsKey key;
+  };
+  std::vector<Recorded> recorded_;  // not learnt yet, latest end first (learnt from the back)
+  bool recorded_sorted_ = true;
   std::size_t estimated_ = 0, fallbacks_ = 0;
 };
 

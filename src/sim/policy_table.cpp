@@ -79,7 +79,7 @@ std::unique_ptr<JalienStatsTtl> jalien_stats_source(const SimTrace& t, const Gri
   const JobTable& jobs = t.split.jobs;
   const auto production = jobs.codes(Field::ProductionTag), site = jobs.codes(Field::Site),
              cpu = jobs.codes(Field::CpuModel);
-  const auto wall = jobs.num(Field::WallTime);
+  const auto wall = jobs.num(Field::WallTime), submit = jobs.num(Field::SubmitTime);
   const std::size_t n = t.rows(), k = t.hosts.empty() ? 1 : t.hosts.classes.size();
   std::vector<StatsKey> keys(n * k);
   std::vector<double> static_ttl(n);
@@ -94,12 +94,13 @@ std::unique_ptr<JalienStatsTtl> jalien_stats_source(const SimTrace& t, const Gri
   auto source = std::make_unique<JalienStatsTtl>(std::move(keys), std::move(static_ttl), k, o.stats);
   for (std::size_t r = 0; r < t.first_row; ++r) {
     if (jobs.text(Field::Status, r) == "ERROR_E" || !(wall[r] >= 0) || !std::isfinite(wall[r])) continue;
+    const double end = submit[r] + wall[r];  // the recorded wait is not known everywhere
     if (t.hosts.empty()) {
-      source->learn({production[r], site[r], cpu[r]}, wall[r]);
+      source->recorded({production[r], site[r], cpu[r]}, wall[r], end);
       continue;
     }
     for (const HostClass& c : t.hosts.classes)
-      if (c.cpu_model_code == cpu[r]) source->learn({production[r], kMissingCode, c.cpu_model_code}, wall[r]);
+      if (c.cpu_model_code == cpu[r]) source->recorded({production[r], kMissingCode, c.cpu_model_code}, wall[r], end);
   }
   return source;
 }

@@ -52,10 +52,11 @@ GridConfig grid_config(const SimTrace& t, GridTtl policy, const GridOptions& o);
 // calibration, following the outcomes. Throws Error for --ttl model without predictions.
 std::unique_ptr<TtlSource> model_ttl_source(const SimTrace& t, GridTtl policy, const GridOptions& o);
 
-// JAliEn's statistics over the simulated jobs (one key per job and host class), started
-// with the recorded outcomes of the jobs before the split (those not killed: status other
-// than ERROR_E) as JAliEn's table would hold them; with host classes, a recorded job counts
-// on the class of its CPU model (none: it is not counted).
+// JAliEn's statistics over the simulated jobs (one key per job and host class), with the
+// recorded outcomes of the jobs before the split (those not killed: status other than
+// ERROR_E) learnt as they ended (submit + run time), as JAliEn's table would hold them; with
+// host classes, a recorded job counts on the class of its CPU model (none: it is not
+// counted).
 std::unique_ptr<JalienStatsTtl> jalien_stats_source(const SimTrace& t, const GridOptions& o);
 
 // The service's learning loop from an empty start (sim/online_model_ttl.hpp), through o's

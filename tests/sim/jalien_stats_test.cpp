@@ -178,7 +178,7 @@ TEST(JalienStatsTtl, LearnsFromTheSimulatedEnds) {
 }
 
 // Started from the trace: the recorded jobs before the split that were not killed, per
-// (production, site, CPU model) as recorded.
+// (production, site, CPU model) as recorded, each learnt once it ended (submit + run time).
 TEST(JalienStatsTtl, StartsFromTheRecordedJobsBeforeTheSplit) {
   JobTable t;
   const struct { const char *production, *site, *status; double wall; } rows[] = {
@@ -207,14 +207,19 @@ TEST(JalienStatsTtl, StartsFromTheRecordedJobsBeforeTheSplit) {
   const auto key = [&](std::size_t r) {
     return StatsKey{jobs.codes(Field::ProductionTag)[r], jobs.codes(Field::Site)[r], jobs.codes(Field::CpuModel)[r]};
   };
+  // Rows 0 and 1 (p1) ended at 10 + 100 and 20 + 200: at 150 only the first is known, so
+  // simulated job 0 (row 5, p1) gets the static TTL.
+  double ttl = 0;
+  s->decide(0, 150, std::span<double>(&ttl, 1));
+  EXPECT_DOUBLE_EQ(ttl, 20000);
+  EXPECT_EQ(s->stats(key(0))->count(), 1u);
+  s->decide(1, 300, std::span<double>(&ttl, 1));  // by 300 every recorded job has ended
   EXPECT_EQ(s->stats(key(0))->count(), 2u);  // 100, 200: the killed 9000 s job is not counted
   EXPECT_DOUBLE_EQ(s->stats(key(0))->max(), 200);
   EXPECT_EQ(s->stats(key(3))->count(), 1u);
   EXPECT_EQ(s->keys_seen(), 2u);  // the job without a production is not kept
-  double ttl = 0;
-  s->decide(0, 0, std::span<double>(&ttl, 1));  // simulated job 0 is row 5 (p1)
-  EXPECT_DOUBLE_EQ(ttl, 200);
-  s->decide(2, 0, std::span<double>(&ttl, 1));  // row 7 (p2): one finished job, static
+  EXPECT_DOUBLE_EQ(ttl, 200);     // simulated job 1 (row 6, p1): the max of 100 and 200
+  s->decide(2, 300, std::span<double>(&ttl, 1));  // row 7 (p2): one finished job, static
   EXPECT_DOUBLE_EQ(ttl, 20000);
 }
 
