@@ -46,8 +46,10 @@ sim::GridOptions grid_options(const SimulateCliOptions& o, const SimulateProgres
   g.target_scale = o.target_scale;
   g.stats.rule = sim::stats_rule_from_name(o.stats_rule);
   g.stats.min_jobs = o.stats_min_jobs;
-  g.online = online_model_options(o);
-  g.online_progress = progress;
+  if (o.ttl == "online") {
+    g.online = online_model_options(o);
+    g.online_progress = progress;
+  }
   return g;
 }
 
