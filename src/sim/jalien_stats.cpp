@@ -1,26 +1,34 @@
 #include "sim/jalien_stats.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "util/error.hpp"
 
 namespace ttlpred::sim {
 
+namespace {
+// Each rule's name, once: the parser, the printer and the refusal's list read it.
+constexpr std::array<std::pair<StatsRule, std::string_view>, 3> kRuleNames{
+    {{StatsRule::Max, "max"}, {StatsRule::MeanPlus2Sd, "mean+2sd"}, {StatsRule::MeanPlus3Sd, "mean+3sd"}}};
+}  // namespace
+
 StatsRule stats_rule_from_name(std::string_view name) {
-  if (name == "max") return StatsRule::Max;
-  if (name == "mean+2sd") return StatsRule::MeanPlus2Sd;
-  if (name == "mean+3sd") return StatsRule::MeanPlus3Sd;
-  throw Error("simulate: unknown --stats-rule '" + std::string(name) + "' (expected max, mean+2sd or mean+3sd)");
+  std::string accepted;
+  for (const auto& [rule, text] : kRuleNames) {
+    if (text == name) return rule;
+    accepted += (accepted.empty() ? "" : &rule == &kRuleNames.back().first ? " or " : ", ") + std::string(text);
+  }
+  throw Error("simulate: unknown --stats-rule '" + std::string(name) + "' (expected " + accepted + ")");
 }
 
 const char* stats_rule_name(StatsRule rule) {
-  switch (rule) {
-    case StatsRule::Max: return "max";
-    case StatsRule::MeanPlus2Sd: return "mean+2sd";
-    case StatsRule::MeanPlus3Sd: return "mean+3sd";
-  }
+  for (const auto& [r, text] : kRuleNames)
+    if (r == rule) return text.data();
   return "?";
 }
 
