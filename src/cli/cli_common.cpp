@@ -158,6 +158,21 @@ CLI::Validator split_fraction_check() {
       "in (0, 1]");
 }
 
+CLI::Validator parsed_by(const std::string& option, const std::string& description,
+                         std::function<void(const std::string&)> parse) {
+  return CLI::Validator(
+      [option, parse = std::move(parse)](std::string& text) -> std::string {
+        try {
+          parse(text);
+          return {};
+        } catch (const Error& e) {
+          const std::string message = e.what();
+          return message.rfind(option + ": ", 0) == 0 ? message.substr(option.size() + 2) : message;
+        }
+      },
+      description);
+}
+
 std::vector<std::size_t> parse_positive_list(const std::string& text, const char* option, std::size_t max) {
   std::vector<std::size_t> out;
   std::size_t start = 0;
@@ -287,21 +302,8 @@ void add_kill_budget_option(CLI::App& cmd, std::string& value) {
 }
 
 void add_retrain_every_option(CLI::App& cmd, std::string& value, const std::string& what) {
-  const CLI::Validator duration(
-      [](std::string& text) {
-        // CLI11 names the option in front of the message already.
-        const std::string option = "--retrain-every";
-        try {
-          parse_duration(text, option.c_str());
-          return std::string();
-        } catch (const Error& e) {
-          const std::string message = e.what();
-          return message.rfind(option + ": ", 0) == 0 ? message.substr(option.size() + 2) : message;
-        }
-      },
-      "DURATION");
   cmd.add_option("--retrain-every", value, what + " (a duration: 90s, 30m, 6h, 7d, 2w; 0: never)")
-      ->check(duration)
+      ->check(parsed_by("--retrain-every", "DURATION", [](const std::string& text) { parse_duration(text, "--retrain-every"); }))
       ->capture_default_str();
 }
 
@@ -334,18 +336,8 @@ void add_online_tuning_options(CLI::App& cmd, OnlineCalibrationCli& c) {
 }
 
 void add_calibration_option(CLI::App& cmd, std::string& name, const std::string& what,
-                            const std::function<void(std::string_view)>& parse) {
-  const CLI::Validator known(
-      [parse](std::string& text) {
-        try {
-          parse(text);
-          return std::string();
-        } catch (const Error& e) {
-          return std::string(e.what());
-        }
-      },
-      "METHOD");
-  cmd.add_option("--calibration", name, what)->check(known)->capture_default_str();
+                            std::function<void(const std::string&)> parse) {
+  cmd.add_option("--calibration", name, what)->check(parsed_by("--calibration", "METHOD", std::move(parse)))->capture_default_str();
 }
 
 void add_calibration_key_option(CLI::App& cmd, std::string& key) {

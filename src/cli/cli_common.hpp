@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -60,6 +59,13 @@ void add_variant_options(CLI::App& cmd, std::string& variant, std::string& isa, 
 // The check of a --split that chronological_split reads (pipeline/split.hpp): a value outside
 // (0, 1] is refused while the command line is parsed, before any trace is read.
 CLI::Validator split_fraction_check();
+
+// The check of an option whose value a library function reads (`parse` throws Error naming
+// what it accepts): run while the command line is parsed, its refusal the library's message
+// (less a leading "OPTION: ", which CLI11 puts in front of it already). `description` is the
+// value's kind in the help (DURATION, METHOD ...).
+CLI::Validator parsed_by(const std::string& option, const std::string& description,
+                         std::function<void(const std::string&)> parse);
 
 // "1,8,64" -> {1, 8, 64}, each in 1..max; throws Error naming `option` and the bad item.
 std::vector<std::size_t> parse_positive_list(const std::string& text, const char* option, std::size_t max);
@@ -139,7 +145,7 @@ void add_online_tuning_options(CLI::App& cmd, OnlineCalibrationCli& c);
 // so an unknown name is refused before any trace is read. --calibration-key: the mondrian
 // calibration's key.
 void add_calibration_option(CLI::App& cmd, std::string& name, const std::string& what,
-                            const std::function<void(std::string_view)>& parse);
+                            std::function<void(const std::string&)> parse);
 void add_calibration_key_option(CLI::App& cmd, std::string& key);
 // The options `c` names, on top of OnlineCalibrationOptions' defaults. Throws Error for an
 // unknown name.

@@ -102,7 +102,7 @@ void add_eval_command(CLI::App& app) {
                          "safe-TTL calibration of the scored jobs: static (the model's, as `predict` answers), or online "
                          "from the outcomes known at each job's submit time: rolling, aci, aci-capped, multi-aci, mondrian, "
                          "or aci-log, mondrian-log (the level stepped in log space) (docs/ACCURACY.md)",
-                         [](std::string_view name) { answering_calibration_from_name(name); });
+                         [](const std::string& name) { answering_calibration_from_name(name); });
   add_calibration_key_option(*cmd, o->calibration_key);
   add_online_tuning_options(*cmd, o->calibration);
   add_prediction_time_option(*cmd, o->at,

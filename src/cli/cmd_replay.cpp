@@ -209,7 +209,7 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--initial", c->options.initial_fraction, "fraction of the eligible jobs the first model trains on")
       ->capture_default_str();
   add_calibration_option(*cmd, c->calibration, "online safe-TTL calibration: static, rolling, aci, multi-aci, mondrian or aci-capped",
-                         [](std::string_view name) { online_method_from_name(name); });
+                         [](const std::string& name) { online_method_from_name(name); });
   add_alpha_option(*cmd, c->alpha);
   cmd->add_option("--window-days", c->week_days, "length of the reporting windows, in days of submit time")
       ->capture_default_str();

@@ -309,7 +309,7 @@ void add_serve_command(CLI::App& app) {
                          "level stepped in log space) (eval --calibration's methods; aci-capped is the one to deploy with "
                          "outcomes flowing: docs/ACCURACY.md; aci-log with --target-scale 0.35 the one that holds the CPU "
                          "lost to kills under 1 % in the broker simulation: docs/SIMULATION.md)",
-                         [](std::string_view name) { answering_calibration_from_name(name); });
+                         [](const std::string& name) { answering_calibration_from_name(name); });
   add_calibration_key_option(*cmd, o->calibration_key);
   add_online_tuning_options(*cmd, o->calibration);
   cmd->add_option("--recent-predictions", o->recent_predictions,

@@ -88,7 +88,7 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
                          "(the model's), rolling, aci, aci-capped, multi-aci, mondrian (serve --calibration's methods), aci-cpu, "
                          "mondrian-cpu (steps weighted by CPU time), or aci, mondrian, aci-cpu, mondrian-cpu with -log (the "
                          "level stepped in log space)",
-                         [](std::string_view name) { sim::sim_calibration_from_name(name); });
+                         [](const std::string& name) { sim::sim_calibration_from_name(name); });
   add_calibration_key_option(cmd, o.calibration_key);
   add_online_tuning_options(cmd, o.gamma, o.target_scale,
                             {"aci, aci-cpu, mondrian (and -log; the service's default)", "aci, aci-cpu, multi-aci, mondrian",
@@ -101,6 +101,7 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
   cmd.add_option("--stats-rule", o.stats_rule,
                  "jalien, --ttl jalien-stats: the estimated TTL from a (production, site, CPU model) key's finished jobs: max, "
                  "mean+2sd or mean+3sd (the static TTL until the key has --stats-min-jobs; never above it)")
+      ->check(parsed_by("--stats-rule", "RULE", [](const std::string& name) { sim::stats_rule_from_name(name); }))
       ->capture_default_str();
   cmd.add_option("--stats-min-jobs", o.stats_min_jobs, "jalien, --ttl jalien-stats: finished jobs a key needs before its estimate is used")
       ->capture_default_str()
@@ -134,7 +135,6 @@ std::optional<Predictor> load_simulate_model(const SimulateCliOptions& o) {
   const sim::SimCalibration cal = sim::sim_calibration_from_name(o.calibration);
   if (cal.method != OnlineMethod::Static && !(grid && (o.ttl == "model" || o.ttl == "online")))
     throw Error("simulate: --calibration " + o.calibration + " applies to --scheduler jalien --ttl model or online");
-  sim::stats_rule_from_name(o.stats_rule);
   std::optional<Predictor> predictor;
   if (!o.model.empty()) predictor.emplace(Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds)));
   return predictor;
