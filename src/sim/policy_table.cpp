@@ -74,7 +74,8 @@ std::unique_ptr<TtlSource> model_ttl_source(const SimTrace& t, GridTtl policy, c
   return std::make_unique<OnlineTtl>(std::move(calibrator), std::move(online), std::move(job_cores), k, cal.cpu_weighted);
 }
 
-std::unique_ptr<JalienStatsTtl> jalien_stats_source(const SimTrace& t, const GridOptions& o) {
+std::unique_ptr<JalienStatsTtl> jalien_stats_source(const SimTrace& t, const GridOptions& o,
+                                                    const std::vector<GridJob>& grid) {
   static_assert(kNoProduction == kMissingCode);
   const JobTable& jobs = t.split.jobs;
   const auto production = jobs.codes(Field::ProductionTag), site = jobs.codes(Field::Site),
@@ -83,7 +84,7 @@ std::unique_ptr<JalienStatsTtl> jalien_stats_source(const SimTrace& t, const Gri
   const std::size_t n = t.rows(), k = t.hosts.empty() ? 1 : t.hosts.classes.size();
   std::vector<StatsKey> keys(n * k);
   std::vector<double> static_ttl(n);
-  const std::vector<GridJob> grid = grid_jobs(t, GridTtl::Static, o.default_ttl_s);
+  if (grid.size() != n) throw Error("simulate: the JAliEn statistics need the simulated jobs");
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t r = t.first_row + i;
     static_ttl[i] = grid[i].ttl;
@@ -105,11 +106,12 @@ std::unique_ptr<JalienStatsTtl> jalien_stats_source(const SimTrace& t, const Gri
   return source;
 }
 
-std::unique_ptr<TtlSource> online_model_source(const SimTrace& t, const GridOptions& o) {
+std::unique_ptr<TtlSource> online_model_source(const SimTrace& t, const GridOptions& o,
+                                               const std::vector<GridJob>& grid) {
   if (!t.hosts.empty()) throw Error("simulate: --ttl online answers one TTL per job: --host-speed slot does not apply");
   const JobTable& jobs = t.split.jobs;
   const std::size_t n = t.rows();
-  const std::vector<GridJob> grid = grid_jobs(t, GridTtl::Static, o.default_ttl_s);
+  if (grid.size() != n) throw Error("simulate: the online TTLs need the simulated jobs");
   std::vector<double> static_ttl(n), requested(n);
   std::vector<int> cores(n);
   std::vector<std::size_t> rows(n);
@@ -128,9 +130,10 @@ std::unique_ptr<TtlSource> online_model_source(const SimTrace& t, const GridOpti
                                           std::move(requested), std::move(cores), key_codes(jobs, rows, o.calibration_key));
 }
 
-std::unique_ptr<TtlSource> ttl_source(const SimTrace& t, GridTtl policy, const GridOptions& o) {
-  if (policy == GridTtl::JalienStats) return jalien_stats_source(t, o);
-  if (policy == GridTtl::Online) return online_model_source(t, o);
+std::unique_ptr<TtlSource> ttl_source(const SimTrace& t, GridTtl policy, const GridOptions& o,
+                                      const std::vector<GridJob>& jobs) {
+  if (policy == GridTtl::JalienStats) return jalien_stats_source(t, o, jobs);
+  if (policy == GridTtl::Online) return online_model_source(t, o, jobs);
   return model_ttl_source(t, policy, o);
 }
 
@@ -138,7 +141,7 @@ PolicyRun run_jalien_policy(const SimTrace& t, GridTtl policy, const GridOptions
   PolicyRun run;
   run.jobs = grid_jobs(t, policy, o.default_ttl_s);
   run.config = grid_config(t, policy, o);
-  run.source = ttl_source(t, policy, o);
+  run.source = ttl_source(t, policy, o, run.jobs);
   run.config.ttl_source = run.source.get();
   run.result = simulate_jalien(run.jobs, run.config);
   return run;

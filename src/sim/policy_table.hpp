@@ -57,15 +57,18 @@ std::unique_ptr<TtlSource> model_ttl_source(const SimTrace& t, GridTtl policy, c
 // ERROR_E) learnt as they ended (submit + run time), as JAliEn's table would hold them; with
 // host classes, a recorded job counts on the class of its CPU model (none: it is not
 // counted).
-std::unique_ptr<JalienStatsTtl> jalien_stats_source(const SimTrace& t, const GridOptions& o);
+std::unique_ptr<JalienStatsTtl> jalien_stats_source(const SimTrace& t, const GridOptions& o,
+                                                    const std::vector<GridJob>& jobs);
 
 // The service's learning loop from an empty start (sim/online_model_ttl.hpp), through o's
 // calibration. Error with host classes.
-std::unique_ptr<TtlSource> online_model_source(const SimTrace& t, const GridOptions& o);
+std::unique_ptr<TtlSource> online_model_source(const SimTrace& t, const GridOptions& o, const std::vector<GridJob>& jobs);
 
 // The source of a policy's TTLs: the model's (above), JAliEn's statistics, the learning
-// loop, or none.
-std::unique_ptr<TtlSource> ttl_source(const SimTrace& t, GridTtl policy, const GridOptions& o);
+// loop, or none. `jobs`: the simulated jobs as grid_jobs made them for the run (the static
+// TTLs and cores the sources fall back on and weigh by are theirs).
+std::unique_ptr<TtlSource> ttl_source(const SimTrace& t, GridTtl policy, const GridOptions& o,
+                                      const std::vector<GridJob>& jobs);
 
 struct PolicyRun {
   std::vector<GridJob> jobs;

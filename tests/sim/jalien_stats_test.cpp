@@ -202,7 +202,7 @@ TEST(JalienStatsTtl, StartsFromTheRecordedJobsBeforeTheSplit) {
   GridOptions o;
   o.stats.min_jobs = 2;
   o.stats.rule = StatsRule::Max;
-  const auto s = jalien_stats_source(st, o);
+  const auto s = jalien_stats_source(st, o, grid_jobs(st, GridTtl::JalienStats, o.default_ttl_s));
   const JobTable& jobs = st.split.jobs;
   const auto key = [&](std::size_t r) {
     return StatsKey{jobs.codes(Field::ProductionTag)[r], jobs.codes(Field::Site)[r], jobs.codes(Field::CpuModel)[r]};
