@@ -123,9 +123,9 @@ ReplayResult run_replay(const JobTable& trace, const ReplayOptions& o, const Rep
   const auto keys = key_codes(jobs, rows, o.key_column);
   HistoryCache histories(split);
   const PredictorOptions& popts = o.predictor;
-  auto calibrator = [&] { return OnlineCalibrator(models[0]->safe_ttl, popts.alpha, o.online, predictor_bound(popts)); };
+  auto policy = [&] { return TtlPolicy(models[0]->safe_ttl, popts, o.online); };
   // The retrained side: rows [begin, answered) answered so far, by the model serving when each
-  // was submitted; a swap at row k rebases the calibrator onto the new model's calibration.
+  // was submitted; a swap at row k rebases the policy onto the new model's calibration.
   Answers live;
   std::vector<CalibrationSwap> swaps;
   std::size_t answered = begin, serving = 0;
@@ -146,7 +146,7 @@ ReplayResult run_replay(const JobTable& trace, const ReplayOptions& o, const Rep
           // online calibration over them as the service did (it only looks back in time).
           answer_to(row_t);
           const std::size_t m = row_t - begin;
-          OnlineCalibrator cal = calibrator();
+          TtlPolicy cal = policy();
           const auto ttl = score_online(jobs, std::span(rows).first(m), std::span(live.preds).first(m),
                                         std::span(live.groups).first(m), std::span(keys).first(m), cal, {}, swaps);
           known = delivered_outcomes(jobs, std::span(rows).first(m), ttl, o.kill_margin_s, window, &rr.killed_rows);
@@ -182,7 +182,7 @@ ReplayResult run_replay(const JobTable& trace, const ReplayOptions& o, const Rep
   Answers frozen;
   answer(*models[0], popts, split, histories, begin, n, 0, frozen);
 
-  OnlineCalibrator live_cal = calibrator(), frozen_cal = calibrator();
+  TtlPolicy live_cal = policy(), frozen_cal = policy();
   const auto live_ttl = score_online(jobs, rows, live.preds, live.groups, keys, live_cal, {}, swaps);
   const auto frozen_ttl = score_online(jobs, rows, frozen.preds, frozen.groups, keys, frozen_cal);
 

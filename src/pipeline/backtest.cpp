@@ -181,10 +181,12 @@ Backtest run_backtest(const JobTable& trace, const BacktestOptions& options, con
       for (double alpha : options.alphas) {
         OnlineCalibrationOptions oo = options.online;
         oo.method = m;
-        OnlineCalibrator calibrator(model.safe_ttl, alpha, oo, predictor_bound(popts));
+        PredictorOptions at_alpha = popts;
+        at_alpha.alpha = alpha;
+        TtlPolicy policy(model.safe_ttl, at_alpha, oo);
         const bool history = m == OnlineMethod::AciHistory;
-        if (history) calibrator.set_history_rule(history_rule);
-        const auto ttl = score_online(jobs, rows, preds, groups, keys, calibrator,
+        if (history) policy.set_history_rule(history_rule);
+        const auto ttl = score_online(jobs, rows, preds, groups, keys, policy,
                                       history ? q99 : std::span<const double>{});
         MethodScore ms;
         ms.method = m;
@@ -226,7 +228,7 @@ Backtest run_backtest(const JobTable& trace, const BacktestOptions& options, con
       ScoredJobs& kept = s.jobs;
       const auto wait_col = jobs.num(Field::WaitTime);
       kept.user_q99_s.assign(q99.begin(), q99.end());
-      const TtlBound bound = predictor_bound(popts);
+      const TtlPolicy policy(model.safe_ttl, popts, options.online);
       kept.static_ttl_s.assign(options.job_levels.size(), std::vector<double>(rows.size()));
       for (std::size_t i = 0; i < rows.size(); ++i) {
         const std::size_t r = rows[i];
@@ -238,11 +240,10 @@ Backtest run_backtest(const JobTable& trace, const BacktestOptions& options, con
         kept.pred_s.push_back(preds[i].expected_wall_s);
         kept.upper_s.push_back(preds[i].upper_s);
         kept.cold.push_back(preds[i].cold ? 1 : 0);
+        OnlineJob job = TtlPolicy::job_of(preds[i], requested);
+        job.group = groups[i];
         for (std::size_t l = 0; l < options.job_levels.size(); ++l)
-          kept.static_ttl_s[l][i] =
-              bound(model.safe_ttl.safe_ttl(preds[i].expected_wall_s, preds[i].upper_s, groups[i], options.job_levels[l],
-                                            requested, preds[i].cold),
-                    requested);
+          kept.static_ttl_s[l][i] = policy.ttl_at_level(job, options.job_levels[l]);
       }
     }
     result.splits.push_back(std::move(s));

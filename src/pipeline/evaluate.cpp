@@ -72,10 +72,9 @@ Evaluation evaluate(const Predictor& predictor, const ChronologicalSplit& split,
   }
   e.calibration = calibration.online.method;
   if (calibration.online.method != OnlineMethod::Static && !predictor.model().safe_ttl.empty()) {
-    OnlineCalibrator calibrator(predictor.model().safe_ttl, predictor.options().alpha, calibration.online,
-                                predictor_bound(predictor.options()));
+    TtlPolicy policy(predictor, calibration.online);
     const auto keys = key_codes(jobs, rows, calibration.key_column);
-    const auto ttl = score_online(jobs, rows, e.predictions, calib_groups, keys, calibrator);
+    const auto ttl = score_online(jobs, rows, e.predictions, calib_groups, keys, policy);
     for (std::size_t i = 0; i < rows.size(); ++i) e.predictions[i].safe_ttl_s = ttl[i];
   }
 

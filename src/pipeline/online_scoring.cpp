@@ -8,13 +8,6 @@
 
 namespace ttlpred {
 
-TtlBound predictor_bound(const PredictorOptions& options) {
-  return [options](double raw_ttl_s, double requested_s) {
-    bool capped = false;
-    return bound_seconds(raw_ttl_s, requested_s, options, capped);
-  };
-}
-
 std::vector<std::uint32_t> key_codes(const JobTable& jobs, std::span<const std::size_t> rows, const std::string& column) {
   std::vector<std::uint32_t> out(rows.size(), 0);
   if (column.empty()) return out;
@@ -29,7 +22,7 @@ std::vector<std::uint32_t> key_codes(const JobTable& jobs, std::span<const std::
 
 std::vector<double> score_online(const JobTable& jobs, std::span<const std::size_t> rows,
                                  std::span<const Prediction> preds, std::span<const std::uint32_t> groups,
-                                 std::span<const std::uint32_t> keys, OnlineCalibrator& calibrator,
+                                 std::span<const std::uint32_t> keys, TtlPolicy& policy,
                                  std::span<const double> history_q99, std::span<const CalibrationSwap> swaps) {
   if (preds.size() != rows.size() || groups.size() != rows.size() || keys.size() != rows.size() ||
       (!history_q99.empty() && history_q99.size() != rows.size()))
@@ -46,7 +39,7 @@ std::vector<double> score_online(const JobTable& jobs, std::span<const std::size
   std::size_t next_swap = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     for (; next_swap < swaps.size() && swaps[next_swap].first <= i; ++next_swap)
-      calibrator.rebase(*swaps[next_swap].calibration);
+      policy.rebase(*swaps[next_swap].calibration);
     const std::size_t r = rows[i];
     const double s = submit[r];
     if (!(s >= last_submit)) throw Error("score_online: rows are not in submit order");
@@ -54,28 +47,23 @@ std::vector<double> score_online(const JobTable& jobs, std::span<const std::size
     while (!pending.empty() && std::get<0>(pending.top()) <= s && std::get<1>(pending.top()) < s) {
       const std::size_t j = std::get<2>(pending.top());
       pending.pop();
-      calibrator.observe(decisions[j], wall[rows[j]]);
+      policy.observe(decisions[j], wall[rows[j]]);
     }
-    OnlineJob job;
-    job.pred_s = preds[i].expected_wall_s;
-    job.upper_s = preds[i].upper_s;
-    job.cold = preds[i].cold;
-    job.requested_s = has_req && req[r] > 0 ? req[r] : 0.0;
+    OnlineJob job = TtlPolicy::job_of(preds[i], has_req ? req[r] : 0.0, keys[i],
+                                      history_q99.empty() ? kMissingNumber : history_q99[i]);
     job.group = groups[i];
-    job.key = keys[i];
-    if (!history_q99.empty()) job.history_q99_s = history_q99[i];
-    decisions[i] = calibrator.decide(job);
+    decisions[i] = policy.decide(job);
     ttl[i] = decisions[i].ttl_s;
     const double w = std::isnan(wait[r]) || wait[r] < 0 ? 0.0 : wait[r];
     const double ran = killed_by(wall[r], ttl[i], job.requested_s) ? ttl[i] : wall[r];
     pending.emplace(s + w + ran, s, i);
   }
-  // What finished after the last submit is observed too: the calibrator ends the run knowing
+  // What finished after the last submit is observed too: the policy ends the run knowing
   // every outcome (a service carries it on), which no TTL above depended on.
   while (!pending.empty()) {
     const std::size_t j = std::get<2>(pending.top());
     pending.pop();
-    calibrator.observe(decisions[j], wall[rows[j]]);
+    policy.observe(decisions[j], wall[rows[j]]);
   }
   return ttl;
 }

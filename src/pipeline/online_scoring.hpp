@@ -13,19 +13,17 @@
 #include "data/job_table.hpp"
 #include "model/online_calibration.hpp"
 #include "predict/predictor.hpp"
+#include "predict/ttl_policy.hpp"
 
 namespace ttlpred {
-
-// The bounds a predictor applies to its answers (floor, request, cap), for a calibrator.
-TtlBound predictor_bound(const PredictorOptions& options);
 
 // The category codes of `column` for `rows` of `jobs` (the mondrian keys); all 0 when
 // `column` is "" or the table has no values there. Throws Error for an unknown field name.
 std::vector<std::uint32_t> key_codes(const JobTable& jobs, std::span<const std::size_t> rows, const std::string& column);
 
 // A model swap in the middle of a run, as a service's reload does: from rows[first] on, the
-// calibrator answers through `calibration` (OnlineCalibrator::rebase: what it learned is
-// kept), and the predictions passed are the new model's.
+// policy answers through `calibration` (TtlPolicy::rebase: what it learned is kept), and the
+// predictions passed are the new model's.
 struct CalibrationSwap {
   std::size_t first = 0;
   const SafeTtlCalibration* calibration = nullptr;
@@ -35,10 +33,10 @@ struct CalibrationSwap {
 // group ids, kNoGroup when ungrouped) and `keys` parallel to them, and `history_q99` (the
 // aci-history method's q99 of the user's finished run times, pipeline/simple_rule.hpp, itself
 // leak-free) parallel too or empty; `swaps` (ascending by first) applied on the way. Returns
-// each row's safe TTL and leaves `calibrator` holding every outcome of the run.
+// each row's safe TTL and leaves `policy` holding every outcome of the run.
 std::vector<double> score_online(const JobTable& jobs, std::span<const std::size_t> rows,
                                  std::span<const Prediction> preds, std::span<const std::uint32_t> groups,
-                                 std::span<const std::uint32_t> keys, OnlineCalibrator& calibrator,
+                                 std::span<const std::uint32_t> keys, TtlPolicy& policy,
                                  std::span<const double> history_q99 = {},
                                  std::span<const CalibrationSwap> swaps = {});
 

@@ -180,7 +180,7 @@ Service::Service(ServiceOptions options)
       throw Error("--calibration-key '" + options_.calibration_key + "' is not a categorical job field (user, queue, job_type ...)");
   }
   auto model = load_model(options_.model_path, options_.predictor, options_.max_model_bytes);
-  calibrator_ = make_calibrator(*model);
+  policy_.emplace(make_policy(*model));
   const HistoryConfig& cfg = model->predictor.encoder().history_config();
   std::string learned_version;  // the model the snapshot's learned state was learned under
   if (!options_.journal_dir.empty()) {
@@ -239,68 +239,37 @@ Service::Service(ServiceOptions options)
 
 double Service::now() const { return options_.clock ? options_.clock() : unix_now(); }
 
-std::optional<OnlineCalibrator> Service::make_calibrator(const LoadedModel& model) const {
-  if (options_.calibration.method == OnlineMethod::Static) return std::nullopt;
-  if (model.predictor.model().safe_ttl.empty()) {
+TtlPolicy Service::make_policy(const LoadedModel& model) const {
+  TtlPolicy policy(model.predictor, options_.calibration);
+  if (options_.calibration.method != OnlineMethod::Static && !policy.calibrated())
     log_event("warn", "calibration_off",
               {{"model_version", model.version},
                {"message", model.path + " has no safe-TTL calibration: its answers are the expected wall times, "
                                         "and the " + std::string(online_method_name(options_.calibration.method)) +
                                         " calibration stays off"}});
-    return std::nullopt;
-  }
-  // No bound here: calibrate() bounds every TTL through bound_seconds, the one place answers
-  // are bounded, and knows when the cap cut one.
-  return OnlineCalibrator(model.predictor.model().safe_ttl, model.predictor.options().alpha, options_.calibration);
+  return policy;
 }
 
 void Service::calibrate(const LoadedModel& model, std::span<const JobRecord> jobs, std::span<Prediction> preds,
                         std::span<ServedPrediction> served) const {
-  const PredictorOptions& po = model.predictor.options();
   const double at = now();
   std::array<char, 16> version{};
   std::copy_n(model.version.data(), std::min(model.version.size(), version.size()), version.begin());
-  const OnlineMethod method = calibrator_ ? options_.calibration.method : OnlineMethod::Static;
+  const OnlineMethod method = policy_->learns() ? policy_->method() : OnlineMethod::Static;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    Prediction& p = preds[i];
-    const double req = jobs[i][Field::RequestedTtl];
-    OnlineJob job;
-    job.pred_s = p.expected_wall_s;
-    job.upper_s = p.upper_s;
-    job.cold = p.cold;
-    job.requested_s = req > 0 ? req : 0.0;
-    job.group = p.group;
-    job.key = calibration_key_ ? text_key(jobs[i].text(*calibration_key_)) : 0;
     ServedPrediction& s = served[i];
     s.predicted_at = at;
     s.model_version = version;
     s.method = method;
-    if (!calibrator_) {
-      s.decision = OnlineDecision{};
-      s.decision.job = job;
-      s.decision.ttl_s = p.safe_ttl_s;
-      s.decision.level = po.alpha;
-      continue;
-    }
-    OnlineDecision d = calibrator_->decide(job);
-    // The cap cuts to exactly max_ttl_s: an expected wall time there was cut (p.capped also
-    // covers the static safe TTL, which this answer replaces).
-    bool capped = p.capped && p.expected_wall_s == po.max_ttl_s;
-    d.ttl_s = bound_seconds(d.ttl_s, job.requested_s, po, capped);
-    for (double& e : d.expert_ttl_s) {
-      bool ignored = false;
-      e = bound_seconds(e, job.requested_s, po, ignored);
-    }
-    p.safe_ttl_s = d.ttl_s;
-    p.capped = capped;
-    s.decision = d;
+    s.decision = policy_->decide(preds[i], jobs[i][Field::RequestedTtl],
+                                 calibration_key_ ? text_key(jobs[i].text(*calibration_key_)) : 0);
   }
 }
 
 void Service::learn_calibration(const ServedPrediction& served, double wall_s) {
   // An answer of another method (the service was restarted with another --calibration)
-  // holds no decision this calibrator can learn from.
-  if (calibrator_ && served.method == options_.calibration.method) calibrator_->observe(served.decision, wall_s);
+  // holds no decision this policy can learn from.
+  if (policy_->learns() && served.method == policy_->method()) policy_->observe(served.decision, wall_s);
 }
 
 void Service::learn_quality(const LoadedModel& model, const ServedPrediction& served, double wall_s,
@@ -342,8 +311,8 @@ void Service::save_snapshot(const std::string& history_path) const {
   group_quality_.write_state(w);
   drift_.write_group_state(w);
   taught_.write(w);
-  w.put<std::uint8_t>(calibrator_ ? 1 : 0);
-  if (calibrator_) calibrator_->write_state(w);
+  w.put<std::uint8_t>(policy_->learns() ? 1 : 0);
+  if (policy_->learns()) policy_->write_state(w);
   write_file_atomic(path, seal_container(kLearnedMagic, kLearnedVersion, w.bytes()));
   try {
     history_->save(history_path);
@@ -377,12 +346,12 @@ std::string Service::load_learned(const std::string& path, const std::shared_ptr
   }
   if (c.version >= 3) taught_.read(r);
   const bool had = r.get<std::uint8_t>() != 0;
-  if (!had || !calibrator_) return version;  // the calibration was off then, or is now: start from the model's level
+  if (!had || !policy_->learns()) return version;  // the calibration was off then, or is now: start from the model's level
   try {
-    OnlineCalibrator restored = *calibrator_;
+    TtlPolicy restored = *policy_;
     restored.read_state(r);
     if (version != model->version) restored.rebase(model->predictor.model().safe_ttl);  // as a reload would
-    calibrator_ = std::move(restored);
+    policy_ = std::move(restored);
   } catch (const Error& e) {
     // Another --calibration or --alpha than the state was learned with: the learned level
     // answers another question. Start from the model's, and say so.
@@ -393,12 +362,12 @@ std::string Service::load_learned(const std::string& path, const std::shared_ptr
 
 double Service::calibration_level() const {
   std::shared_lock lock(history_mutex_);
-  return calibrator_ ? calibrator_->level() : model()->predictor.options().alpha;
+  return policy_->level();
 }
 
 OnlineMethod Service::calibration_method() const {
   std::shared_lock lock(history_mutex_);
-  return calibrator_ ? options_.calibration.method : OnlineMethod::Static;
+  return policy_->learns() ? policy_->method() : OnlineMethod::Static;
 }
 
 std::uint64_t Service::drift_alarms() const {
@@ -431,7 +400,7 @@ Reply Service::predict(std::string_view body) {
     std::shared_ptr<const LoadedModel> model;
     {
       std::shared_lock lock(history_mutex_);
-      model = model_.load();  // under the lock: the calibrator answers through this model's table
+      model = model_.load();  // under the lock: the policy answers through this model's table
       model->predictor.predict(std::span<const JobRecord>(s.records.data(), n), *history_,
                                std::span<Prediction>(s.predictions.data(), n));
       calibrate(*model, std::span<const JobRecord>(s.records.data(), n), std::span<Prediction>(s.predictions.data(), n),
@@ -777,10 +746,9 @@ Reply Service::metrics_text() const {
   }
   {
     std::shared_lock lock(history_mutex_);
-    g.calibration_method = calibrator_ ? answering_calibration_name(options_.calibration.method, options_.calibration.log_level)
-                                       : std::string(online_method_name(OnlineMethod::Static));
-    g.calibration_level = calibrator_ ? calibrator_->level() : options_.predictor.alpha;
-    g.calibration_outcomes = calibrator_ ? calibrator_->outcomes() : 0;
+    g.calibration_method = policy_->learns() ? policy_->name() : std::string(online_method_name(OnlineMethod::Static));
+    g.calibration_level = policy_->level();
+    g.calibration_outcomes = policy_->learns() ? policy_->outcomes() : 0;
   }
   g.recent_predictions = recent_.size();
   g.recent_capacity = recent_.capacity();
@@ -840,17 +808,13 @@ std::string Service::reload_from(const std::string& path) {
       // the swap.
       std::lock_guard order(outcomes_mutex_);
       std::unique_lock lock(history_mutex_);
-      // The calibrator keeps what it learned and answers through the new model's table
-      // (docs/service.md, "Online calibration": why keep, not reset).
-      if (options_.calibration.method != OnlineMethod::Static) {
-        if (fresh->predictor.model().safe_ttl.empty()) {
-          calibrator_ = make_calibrator(*fresh);  // none, and says so
-        } else if (calibrator_) {
-          calibrator_->rebase(fresh->predictor.model().safe_ttl);
-        } else {
-          calibrator_ = make_calibrator(*fresh);
-        }
-      }
+      // The policy keeps what it learned and answers through the new model's table
+      // (docs/service.md, "Online calibration": why keep, not reset); a model without a
+      // table gets a policy that learns nothing, and the log says so.
+      if (policy_->learns() && !fresh->predictor.model().safe_ttl.empty())
+        policy_->rebase(fresh->predictor.model().safe_ttl);
+      else
+        policy_.emplace(make_policy(*fresh));
       // The alarm was about the model now replaced, and the tests' means were its residuals'
       // (the live windows go on; per-group ones only while the groups are of one column).
       restart_drift_tests();

@@ -8,7 +8,7 @@
 // the old one. The history state is read by predictions under a shared lock and written by
 // outcomes under an exclusive one, held only while applying: the journal flush happens
 // before, under a separate lock that keeps journal order and apply order the same. The
-// online calibrator lives beside the history under the same lock (predictions read it, matched
+// safe-TTL policy lives beside the history under the same lock (predictions read it, matched
 // outcomes move it); the recent-predictions table has its own mutex, held per batch; the live
 // quality windows and the drift test are the outcomes' own, under the journal lock. The
 // running set (a model made for match time) is the history state's: every writer of it (a
@@ -28,6 +28,7 @@
 #include "features/history.hpp"
 #include "model/online_calibration.hpp"
 #include "predict/predictor.hpp"
+#include "predict/ttl_policy.hpp"
 #include "serve/group_drift.hpp"
 #include "serve/journal.hpp"
 #include "serve/live_quality.hpp"
@@ -146,8 +147,8 @@ class Service {
   std::shared_ptr<const LoadedModel> model() const { return model_.load(); }
   std::uint64_t history_observed() const;
   std::uint64_t replayed_outcomes() const { return replayed_; }
-  // The level the online calibration asks for now (for mondrian: a job of an unseen key);
-  // alpha without an online calibrator.
+  // The level the safe-TTL policy asks for now (for mondrian: a job of an unseen key); alpha
+  // for a policy that learns nothing.
   double calibration_level() const;
   OnlineMethod calibration_method() const;
   // Drift alarms raised so far (the retrain thread retrains on a new one: serve/retrain_loop.hpp).
@@ -171,13 +172,14 @@ class Service {
   // Throws RequestError (400, field wall_s) for a run time outside ServiceOptions' bounds.
   void check_outcome_bounds(const JobRecord& r, long index) const;
   double now() const;
-  // The calibrator for `model` (none for static, or a model without a safe-TTL calibration).
-  std::optional<OnlineCalibrator> make_calibrator(const LoadedModel& model) const;
-  // Answers `preds` through the calibrator and fills what was served for each job. Caller
-  // holds history_mutex_ (shared), so that the calibrator answers through `model`'s table.
+  // The safe-TTL policy for `model` under --calibration (it learns nothing for static, or for a
+  // model without a safe-TTL calibration, which is said in the log).
+  TtlPolicy make_policy(const LoadedModel& model) const;
+  // Answers `preds` through the policy and fills what was served for each job. Caller holds
+  // history_mutex_ (shared), so that the policy answers through `model`'s table.
   void calibrate(const LoadedModel& model, std::span<const JobRecord> jobs, std::span<Prediction> preds,
                  std::span<ServedPrediction> served) const;
-  // What a matched (or unmatched) outcome teaches: the calibrator (caller holds
+  // What a matched (or unmatched) outcome teaches: the policy (caller holds
   // history_mutex_ exclusively) ...
   void learn_calibration(const ServedPrediction& served, double wall_s);
   // ... and the live quality and drift test (caller holds outcomes_mutex_), per group named
@@ -218,7 +220,7 @@ class Service {
   std::optional<HistoryState> history_;
   std::unique_ptr<OutcomeJournal> journal_;
   std::uint64_t replayed_ = 0;
-  std::optional<OnlineCalibrator> calibrator_;  // under history_mutex_
+  std::optional<TtlPolicy> policy_;  // under history_mutex_; set with the first model
   std::optional<Field> calibration_key_;
   RecentPredictions recent_;
   TaughtOutcomes taught_;  // under outcomes_mutex_

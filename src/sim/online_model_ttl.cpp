@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "pipeline/online_scoring.hpp"
+#include "predict/ttl_policy.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred::sim {
@@ -27,26 +27,18 @@ void OnlineModelTtl::decide(std::size_t job, double t, std::span<double> ttl) {
     ttl[0] = static_ttl_[job];
     return;
   }
-  if (calibration_.method == OnlineMethod::Static) {
-    ttl[0] = p->safe_ttl_s;
-    return;
-  }
   const Predictor& predictor = *model_->predictor();
-  if (!calibrator_) {
-    calibrator_.emplace(predictor.model().safe_ttl, predictor.options().alpha, options_, predictor_bound(predictor.options()));
+  if (!policy_) {
+    policy_.emplace(predictor, options_);
   } else if (calibrated_model_ != model_->stats().retrains) {
-    calibrator_->rebase(predictor.model().safe_ttl);
+    policy_->rebase(predictor.model().safe_ttl);
   }
   calibrated_model_ = model_->stats().retrains;
-  OnlineJob j;
-  j.pred_s = p->expected_wall_s;
-  j.upper_s = p->upper_s;
-  j.cold = p->cold;
-  j.requested_s = requested_[job];
-  j.group = p->group;
-  j.key = keys_[job];
-  pending_[job] = calibrator_->decide(j);
-  ttl[0] = pending_[job]->ttl_s;
+  Prediction answer = *p;
+  const OnlineDecision d = policy_->decide(answer, requested_[job], keys_[job]);
+  ttl[0] = d.ttl_s;
+  if (!policy_->learns()) return;
+  pending_[job] = d;
   if (calibration_.cpu_weighted) weights_.answered(cores_[job] * p->expected_wall_s);
 }
 
@@ -57,7 +49,7 @@ void OnlineModelTtl::matched(std::size_t, std::size_t host_class) {
 void OnlineModelTtl::ended(std::size_t job, double t, double ran_s, int cores, bool killed) {
   if (auto& d = pending_[job]) {
     const double weight = calibration_.cpu_weighted ? weights_.next(cores * ran_s) : 1.0;
-    calibrator_->observe(*d, ran_s, weight);
+    policy_->observe(*d, ran_s, weight);
     d.reset();
   }
   if (!killed) model_->finished(job, t, ran_s);
@@ -68,7 +60,7 @@ void OnlineModelTtl::retry_ended(std::size_t job, std::size_t, double t, double 
 }
 
 double OnlineModelTtl::final_level() const {
-  return calibrator_ ? calibrator_->level() : std::numeric_limits<double>::quiet_NaN();
+  return policy_ && policy_->learns() ? policy_->level() : std::numeric_limits<double>::quiet_NaN();
 }
 
 }  // namespace ttlpred::sim

@@ -2,9 +2,9 @@
 // `simulate --scheduler jalien --ttl online`: the broker's TTLs from the service's learning
 // loop (sim/online_model.hpp) from an empty start. Before the first model a job gets its
 // static TTL; then the model's safe TTL, answered through the `--calibration` the service
-// runs (static: the model's own; an online method: one OnlineCalibrator, rebased onto each
-// retrained model's calibration as a service's reload does, so that its learned level is
-// kept), fed by the outcomes of the attempts it answered.
+// runs (static: the model's own; an online method: one TtlPolicy, rebased onto each retrained
+// model's calibration as a service's reload does, so that its learned level is kept), fed
+// by the outcomes of the attempts it answered.
 //
 // What the model learns, as JAliEn's statistics do (sim/jalien_stats.hpp): the run time of
 // each job that finished (its first attempt, or the resubmission that finished), on the host
@@ -47,10 +47,10 @@ class OnlineModelTtl final : public TtlSource {
   std::vector<double> static_ttl_, requested_;
   std::vector<int> cores_;
   std::vector<std::uint32_t> keys_;
-  std::optional<OnlineCalibrator> calibrator_;
-  std::size_t calibrated_model_ = 0;  // the retrain count calibrator_ answers through
+  std::optional<TtlPolicy> policy_;
+  std::size_t calibrated_model_ = 0;  // the retrain count policy_ answers through
   CpuTimeWeights weights_;
-  std::vector<std::optional<OnlineDecision>> pending_;  // per job: the calibrator's answer until it ends
+  std::vector<std::optional<OnlineDecision>> pending_;  // per job: the policy's answer until it ends
 };
 
 }  // namespace ttlpred::sim

@@ -56,9 +56,9 @@ void TableTtl::decide(std::size_t job, double, std::span<double> ttl) {
   for (std::size_t h = 0; h < classes_; ++h) ttl[h] = ttl_[job * classes_ + h];
 }
 
-OnlineTtl::OnlineTtl(OnlineCalibrator calibrator, std::vector<OnlineJob> jobs, std::vector<int> cores, std::size_t classes,
+OnlineTtl::OnlineTtl(TtlPolicy policy, std::vector<OnlineJob> jobs, std::vector<int> cores, std::size_t classes,
                      bool cpu_weighted)
-    : calibrator_(std::move(calibrator)), jobs_(std::move(jobs)), cores_(std::move(cores)), classes_(classes),
+    : policy_(std::move(policy)), jobs_(std::move(jobs)), cores_(std::move(cores)), classes_(classes),
       cpu_weighted_(cpu_weighted) {
   if (classes_ == 0 || jobs_.size() != cores_.size() * classes_)
     throw Error("simulate: the online TTLs need one job per host class and the cores of each");
@@ -69,7 +69,7 @@ void OnlineTtl::decide(std::size_t job, double, std::span<double> ttl) {
   auto& d = pending_[job];
   d.resize(classes_);
   for (std::size_t h = 0; h < classes_; ++h) {
-    d[h] = calibrator_.decide(jobs_[job * classes_ + h]);
+    d[h] = policy_.decide(jobs_[job * classes_ + h]);
     ttl[h] = d[h].ttl_s;
   }
   // The expected cost on the first class (the most common host; the recorded one without classes).
@@ -88,7 +88,7 @@ void OnlineTtl::ended(std::size_t job, double, double ran_s, int cores, bool) {
   auto& d = pending_[job];
   if (d.size() != 1) throw Error("simulate: an outcome came for a job that was not matched");
   const double weight = cpu_weighted_ ? weights_.next(cores * ran_s) : 1.0;
-  calibrator_.observe(d[0], ran_s, weight);
+  policy_.observe(d[0], ran_s, weight);
   std::vector<OnlineDecision>().swap(d);
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // The model's TTLs for the broker, asked per job at submission and, with an online
 // calibration, following the outcomes the broker posts as jobs end in simulated time: the
-// deployed service's `--calibration` (model/online_calibration.hpp, the same class `serve`
-// and `eval --calibration` use), fed as the service is fed by /v1/outcomes. A job's outcome
+// deployed service's `--calibration` (model/online_calibration.hpp, through the safe-TTL
+// policy `serve` and `eval --calibration` answer through: predict/ttl_policy.hpp), fed as
+// the service is fed by /v1/outcomes. A job's outcome
 // is known when its attempt ends; a killed job reports what the service would see: it ran
 // its TTL + the kill margin (a lower bound of its run time), so it counts as a kill unless
 // that is past its request.
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "model/online_calibration.hpp"
+#include "predict/ttl_policy.hpp"
 #include "sim/ttl_source.hpp"
 
 namespace ttlpred::sim {
@@ -72,19 +74,19 @@ class TableTtl final : public TtlSource {
   std::size_t classes_;
 };
 
-// TTLs through an online calibrator, one OnlineJob per (job, class); `cores` per job.
+// TTLs through a safe-TTL policy, one OnlineJob per (job, class); `cores` per job.
 class OnlineTtl final : public TtlSource {
  public:
-  OnlineTtl(OnlineCalibrator calibrator, std::vector<OnlineJob> jobs, std::vector<int> cores, std::size_t classes,
+  OnlineTtl(TtlPolicy policy, std::vector<OnlineJob> jobs, std::vector<int> cores, std::size_t classes,
             bool cpu_weighted);
   std::size_t classes() const override { return classes_; }
   void decide(std::size_t job, double t, std::span<double> ttl) override;
   void matched(std::size_t job, std::size_t host_class) override;
   void ended(std::size_t job, double t, double ran_s, int cores, bool killed) override;
-  const OnlineCalibrator& calibrator() const { return calibrator_; }
+  const TtlPolicy& policy() const { return policy_; }
 
  private:
-  OnlineCalibrator calibrator_;
+  TtlPolicy policy_;
   std::vector<OnlineJob> jobs_;
   std::vector<int> cores_;
   std::size_t classes_;

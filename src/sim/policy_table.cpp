@@ -51,7 +51,7 @@ std::unique_ptr<TtlSource> model_ttl_source(const SimTrace& t, GridTtl policy, c
   oo.gamma = o.gamma;
   oo.target_scale = o.target_scale;
   oo.log_level = cal.log_level;
-  OnlineCalibrator calibrator(predictor.model().safe_ttl, predictor.options().alpha, oo, predictor_bound(predictor.options()));
+  TtlPolicy ttl_policy(predictor, oo);
   const JobTable& jobs = t.split.jobs;
   std::vector<std::size_t> rows(n);
   std::iota(rows.begin(), rows.end(), t.first_row);
@@ -61,17 +61,11 @@ std::unique_ptr<TtlSource> model_ttl_source(const SimTrace& t, GridTtl policy, c
   std::vector<int> job_cores(n);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t h = 0; h < k; ++h) {
-      OnlineJob& j = online[i * k + h];
-      j.pred_s = at(i, h).expected_wall_s;
-      j.upper_s = at(i, h).upper_s;
-      j.cold = at(i, h).cold;
-      j.requested_s = req[rows[i]] > 0 ? req[rows[i]] : 0.0;
-      j.group = at(i, h).group;
-      j.key = keys[i];
+      online[i * k + h] = TtlPolicy::job_of(at(i, h), req[rows[i]], keys[i]);
     }
   // The cores grid_jobs gives each job.
   for (std::size_t i = 0; i < n; ++i) job_cores[i] = static_cast<int>(std::max(1.0, std::isnan(cores[rows[i]]) ? 1.0 : cores[rows[i]]));
-  return std::make_unique<OnlineTtl>(std::move(calibrator), std::move(online), std::move(job_cores), k, cal.cpu_weighted);
+  return std::make_unique<OnlineTtl>(std::move(ttl_policy), std::move(online), std::move(job_cores), k, cal.cpu_weighted);
 }
 
 std::unique_ptr<JalienStatsTtl> jalien_stats_source(const SimTrace& t, const GridOptions& o,
@@ -148,7 +142,7 @@ PolicyRun run_jalien_policy(const SimTrace& t, GridTtl policy, const GridOptions
 }
 
 double final_calibration_level(const PolicyRun& run) {
-  if (const auto* online = dynamic_cast<const OnlineTtl*>(run.source.get())) return online->calibrator().level();
+  if (const auto* online = dynamic_cast<const OnlineTtl*>(run.source.get())) return online->policy().level();
   if (const auto* loop = dynamic_cast<const OnlineModelTtl*>(run.source.get())) return loop->final_level();
   return std::numeric_limits<double>::quiet_NaN();
 }

@@ -18,6 +18,14 @@ namespace {
 
 using test::hundred_residuals;
 
+// The hundred residuals at alpha 0.1 within the predictor's bounds (a policy to score with;
+// none of the TTLs here meets the floor or the cap).
+TtlPolicy policy(const OnlineCalibrationOptions& o) {
+  PredictorOptions bounds;
+  bounds.alpha = 0.1;
+  return TtlPolicy(hundred_residuals(), bounds, o);
+}
+
 // Ten jobs of q99 100 s and a 1000 s request: run times 100 s x 7, 140, 190 and 2000 s (the
 // last outran its request: never a kill). Margin 1 kills 140 and 190 (20 %), 1.5 kills 190
 // (10 %), 2 none.
@@ -75,8 +83,8 @@ std::vector<double> ttls(const JobTable& t, OnlineMethod method = OnlineMethod::
   o.method = method;
   o.gamma = 0.05;  // large, so that any outcome moves the next TTLs
   o.capped_target_scale = 1.0;  // aci-capped aims at alpha: from 0.1, up 0.005 per finished job
-  OnlineCalibrator c(hundred_residuals(), 0.1, o);
-  return score_online(t, rows, preds, groups, keys, c);
+  TtlPolicy p = policy(o);
+  return score_online(t, rows, preds, groups, keys, p);
 }
 
 TEST(OnlineScoring, AnOutcomeKnownAfterASubmitNeverChangesThatJobsTtl) {
@@ -120,8 +128,8 @@ TEST(OnlineScoring, RefusesRowsOutOfSubmitOrder) {
   std::vector<std::size_t> rows = {1, 0};
   std::vector<Prediction> preds(2);
   std::vector<std::uint32_t> g(2, kNoGroup), k(2, 0);
-  OnlineCalibrator c(hundred_residuals(), 0.1, {});
-  EXPECT_THROW(score_online(t, rows, preds, g, k, c), Error);
+  TtlPolicy p = policy({});
+  EXPECT_THROW(score_online(t, rows, preds, g, k, p), Error);
 }
 
 TEST(SimpleRule, InterpolatedQuantileMatchesNumpy) {

@@ -1,4 +1,4 @@
-// The model's TTLs in the broker through the service's online calibrator (sim/online_ttl.hpp)
+// The model's TTLs in the broker through the service's safe-TTL policy (sim/online_ttl.hpp)
 // and per host class (sim/host_classes.hpp), on hand-computed sequences. The static
 // calibration is that of the online-calibration tests: 100 log residuals 0.00 .. 0.99, so the
 // TTL at level a of a job predicted at 100 s is 100 exp((ceil(101 (1 - a)) - 1) / 100).
@@ -24,6 +24,14 @@ OnlineCalibrationOptions aci(double gamma) {
   o.target_scale = 1.0;
   o.gamma = gamma;
   return o;
+}
+
+// The policy of the tests: the hundred residuals at alpha 0.1, within the predictor's bounds
+// (none of the TTLs here meets the floor or the cap).
+TtlPolicy policy(const OnlineCalibrationOptions& o) {
+  PredictorOptions bounds;
+  bounds.alpha = 0.1;
+  return TtlPolicy(test::hundred_residuals(), bounds, o);
 }
 
 std::vector<OnlineJob> jobs(std::size_t n) {
@@ -54,7 +62,7 @@ TEST(OnlineTtl, CpuTimeWeightsAreTheCostOverTheMeanExpectedCost) {
 // so the TTLs loosen to rank ceil(101 * 0.989) = 100 (100 e^0.99).
 TEST(OnlineTtl, AciCpuWeighsEachStepByCpuTime) {
   for (const bool weighted : {false, true}) {
-    OnlineTtl src(OnlineCalibrator(test::hundred_residuals(), 0.1, aci(0.01)), jobs(4), {1, 1, 1, 1}, 1, weighted);
+    OnlineTtl src(policy(aci(0.01)), jobs(4), {1, 1, 1, 1}, 1, weighted);
     double ttl = 0;
     src.decide(0, 0, std::span<double>(&ttl, 1));
     EXPECT_NEAR(ttl, 100 * std::exp(0.90), 1e-3);
@@ -66,14 +74,14 @@ TEST(OnlineTtl, AciCpuWeighsEachStepByCpuTime) {
     src.decide(2, 1100, std::span<double>(&ttl, 1));
     src.matched(2, 0);
     src.ended(2, 1150, 50, 1, false);
-    EXPECT_EQ(src.calibrator().outcomes(), 3u);
-    EXPECT_EQ(src.calibrator().kills(), 1u);
+    EXPECT_EQ(src.policy().outcomes(), 3u);
+    EXPECT_EQ(src.policy().kills(), 1u);
     src.decide(3, 1200, std::span<double>(&ttl, 1));
     if (weighted) {
-      EXPECT_NEAR(src.calibrator().level(), 0.011, 1e-12);
+      EXPECT_NEAR(src.policy().level(), 0.011, 1e-12);
       EXPECT_NEAR(ttl, 100 * std::exp(0.99), 1e-3);
     } else {
-      EXPECT_NEAR(src.calibrator().level(), 0.093, 1e-12);
+      EXPECT_NEAR(src.policy().level(), 0.093, 1e-12);
       EXPECT_NEAR(ttl, 100 * std::exp(0.91), 1e-3);
     }
   }
@@ -83,8 +91,8 @@ TEST(OnlineTtl, AciCpuWeighsEachStepByCpuTime) {
 // after 2400 s. Both sources answered a 1-core and an 8-core job expected at 100 s: mean
 // expected cost (100 + 800) / 2 = 450.
 TEST(OnlineTtl, CostIsCoresTimesRunTime) {
-  OnlineTtl a(OnlineCalibrator(test::hundred_residuals(), 0.1, aci(0.01)), jobs(2), {1, 8}, 1, true);
-  OnlineTtl b(OnlineCalibrator(test::hundred_residuals(), 0.1, aci(0.01)), jobs(2), {1, 8}, 1, true);
+  OnlineTtl a(policy(aci(0.01)), jobs(2), {1, 8}, 1, true);
+  OnlineTtl b(policy(aci(0.01)), jobs(2), {1, 8}, 1, true);
   double ttl = 0;
   for (OnlineTtl* s : {&a, &b}) {
     s->decide(0, 0, std::span<double>(&ttl, 1));
@@ -94,8 +102,8 @@ TEST(OnlineTtl, CostIsCoresTimesRunTime) {
   }
   a.ended(1, 2400, 2400, 1, true);
   b.ended(1, 300, 300, 8, true);
-  EXPECT_DOUBLE_EQ(a.calibrator().level(), b.calibrator().level());
-  EXPECT_NEAR(a.calibrator().level(), 0.1 + 0.01 * (2400 / 450.0) * (0.1 - 1), 1e-12);
+  EXPECT_DOUBLE_EQ(a.policy().level(), b.policy().level());
+  EXPECT_NEAR(a.policy().level(), 0.1 + 0.01 * (2400 / 450.0) * (0.1 - 1), 1e-12);
 }
 
 // Per host class, the decision of the class the job ran on is the one observed: class 1's TTL
@@ -104,15 +112,15 @@ TEST(OnlineTtl, ObservesTheDecisionOfTheHostClassItRanOn) {
   std::vector<OnlineJob> js(2);
   js[0].pred_s = 100;
   js[1].pred_s = 200;
-  OnlineTtl src(OnlineCalibrator(test::hundred_residuals(), 0.1, aci(0.01)), js, {1}, 2, false);
+  OnlineTtl src(policy(aci(0.01)), js, {1}, 2, false);
   double ttl[2];
   src.decide(0, 0, ttl);
   EXPECT_NEAR(ttl[0], 100 * std::exp(0.90), 1e-3);
   EXPECT_NEAR(ttl[1], 200 * std::exp(0.90), 1e-3);
   src.matched(0, 1);
   src.ended(0, 300, 300, 1, false);
-  EXPECT_EQ(src.calibrator().kills(), 0u);
-  EXPECT_NEAR(src.calibrator().level(), 0.101, 1e-12);
+  EXPECT_EQ(src.policy().kills(), 0u);
+  EXPECT_NEAR(src.policy().level(), 0.101, 1e-12);
   EXPECT_THROW(src.ended(0, 400, 1, 1, false), Error);  // one outcome per answered attempt
 }
 
@@ -123,7 +131,7 @@ TEST(OnlineTtl, ObservesTheDecisionOfTheHostClassItRanOn) {
 TEST(OnlineTtl, LogLevelStepsScaleTheLevel) {
   OnlineCalibrationOptions o = aci(0.01);
   o.log_level = true;
-  OnlineTtl src(OnlineCalibrator(test::hundred_residuals(), 0.1, o), jobs(203), std::vector<int>(203, 1), 1, false);
+  OnlineTtl src(policy(o), jobs(203), std::vector<int>(203, 1), 1, false);
   double ttl = 0;
   const double ran[] = {50, 1000, 50};
   for (std::size_t i = 0; i < 3; ++i) {
@@ -131,18 +139,18 @@ TEST(OnlineTtl, LogLevelStepsScaleTheLevel) {
     src.matched(i, 0);
     src.ended(i, ran[i], ran[i], 1, ran[i] > ttl);
   }
-  EXPECT_NEAR(src.calibrator().level(), 0.1 * std::exp(-0.007), 1e-12);
+  EXPECT_NEAR(src.policy().level(), 0.1 * std::exp(-0.007), 1e-12);
   OnlineCalibrationOptions plain = aci(0.01);
-  OnlineTtl add(OnlineCalibrator(test::hundred_residuals(), 0.1, plain), jobs(200), std::vector<int>(200, 1), 1, false);
-  OnlineTtl mul(OnlineCalibrator(test::hundred_residuals(), 0.1, o), jobs(200), std::vector<int>(200, 1), 1, false);
+  OnlineTtl add(policy(plain), jobs(200), std::vector<int>(200, 1), 1, false);
+  OnlineTtl mul(policy(o), jobs(200), std::vector<int>(200, 1), 1, false);
   for (std::size_t i = 0; i < 200; ++i)
     for (OnlineTtl* s : {&add, &mul}) {
       s->decide(i, 0, std::span<double>(&ttl, 1));
       s->matched(i, 0);
       s->ended(i, 1e6, 1e6, 1, true);
     }
-  EXPECT_NEAR(add.calibrator().level(), 0.1 - 200 * 0.009, 1e-9);
-  EXPECT_NEAR(mul.calibrator().level(), 0.1 * std::exp(-1.8), 1e-12);
+  EXPECT_NEAR(add.policy().level(), 0.1 - 200 * 0.009, 1e-9);
+  EXPECT_NEAR(mul.policy().level(), 0.1 * std::exp(-1.8), 1e-12);
 }
 
 // The calibrator refuses a weight that is negative or not finite; weight 1 is the count rule.
