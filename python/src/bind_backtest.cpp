@@ -1,5 +1,5 @@
 // backtest(table, data, options): `ttlpred backtest --data DATA --json` on a table, with
-// `options` parsed by the command's own option declaration (cli/backtest_run.hpp): the same
+// `options` parsed by the command's own option declaration (app/backtest_run.hpp): the same
 // options, defaults and checks, and the same JSON object (as text, for json.loads). With
 // out=DIR, DIR/report.html is written as the command writes it.
 #include <pybind11/pybind11.h>
@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "bindings.hpp"
-#include "cli/backtest_figures.hpp"
-#include "cli/backtest_report.hpp"
-#include "cli/backtest_run.hpp"
+#include "app/backtest_figures.hpp"
+#include "app/backtest_report.hpp"
+#include "app/backtest_run.hpp"
 #include "cli_options.hpp"
 #include "handles.hpp"
 
@@ -22,17 +22,17 @@ namespace ttlpred::python {
 namespace {
 
 std::string backtest(const Table& table, const std::string& data, const py::dict& options) {
-  const cli::BacktestCliOptions o = command_options("backtest", &cli::add_backtest_options, options);
+  const app::BacktestCliOptions o = command_options("backtest", &app::add_backtest_options, options);
   nlohmann::json j;
   {
     py::gil_scoped_release release;
-    const Backtest result = cli::run_backtest(*table.jobs, o);
+    const Backtest result = app::run_backtest(*table.jobs, o);
     if (!o.out.empty()) {
       std::filesystem::create_directories(o.out);
-      cli::write_backtest_report(result, data, o.out);
+      app::write_backtest_report(result, data, o.out);
     }
-    if (!o.per_job.empty()) cli::write_backtest_jobs(result, o.per_job);
-    j = cli::backtest_json(result, data);
+    if (!o.per_job.empty()) app::write_backtest_jobs(result, o.per_job);
+    j = app::backtest_json(result, data);
   }
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -2,7 +2,7 @@
 //  - train(table, out, split, options): `ttlpred train --data ... --out OUT --split S` with
 //    `options` keyed by the command's long option names without dashes ("hidden", "epochs",
 //    "lr", "seed", "group-by", ...; "-" or "_" alike), parsed by the command's own
-//    declaration (cli/train_run.hpp). An unknown key is refused by name rather than ignored:
+//    declaration (app/train_run.hpp). An unknown key is refused by name rather than ignored:
 //    a misspelt option must not silently train with a default. train_option_defaults(): each
 //    option's default as that declaration prints it (TTLRegressor's parameters).
 //  - evaluate(predictor, table, split): `ttlpred eval --json`, the same JSON object, plus the
@@ -20,8 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include "bindings.hpp"
-#include "cli/eval_report.hpp"
-#include "cli/train_run.hpp"
+#include "app/eval_report.hpp"
+#include "app/train_run.hpp"
 #include "cli_options.hpp"
 #include "engine/isa.hpp"
 #include "engine/variant.hpp"
@@ -43,7 +43,7 @@ namespace py = pybind11;
 namespace ttlpred::python {
 namespace {
 
-// The training options as `ttlpred train` declares them (cli/train_run.hpp), with Python's
+// The training options as `ttlpred train` declares them (app/train_run.hpp), with Python's
 // own spellings of two: quiet unless quiet=False (a notebook wants no per-epoch lines), and
 // request_aware_ttl=False for the flag --no-request-aware-ttl.
 py::dict train_options_of(const py::dict& options, double split_fraction) {
@@ -67,8 +67,8 @@ py::dict train_options_of(const py::dict& options, double split_fraction) {
 py::dict train_option_defaults() {
   CLI::App cmd("train");
   cmd.set_help_flag();
-  cli::TrainCliOptions o;
-  cli::add_train_options(cmd, o);
+  app::TrainCliOptions o;
+  app::add_train_options(cmd, o);
   py::dict d;
   for (const CLI::Option* opt : cmd.get_options()) {
     for (std::string name : opt->get_lnames()) {
@@ -89,11 +89,11 @@ py::dict train_option_defaults() {
 py::dict train(const Table& table, const std::string& out, double split_fraction, const py::dict& options) {
   CLI::App cmd("train");
   cmd.set_help_flag();
-  cli::TrainCliOptions o;
-  cli::add_train_options(cmd, o);
+  app::TrainCliOptions o;
+  app::add_train_options(cmd, o);
   parse_cli_options(cmd, "training", train_options_of(options, split_fraction));
   ModelFile start;
-  const FitOptions fit = cli::resolve_train_options(o, cmd, start);
+  const FitOptions fit = app::resolve_train_options(o, cmd, start);
   FitReport report;
   std::vector<std::uint8_t> bytes;
   {
@@ -151,7 +151,7 @@ py::tuple evaluate_table(const PyPredictor& predictor, const Table& table, doubl
     py::gil_scoped_release release;
     e = evaluate(p, *split);
   }
-  nlohmann::json j = cli::evaluation_json(e);
+  nlohmann::json j = app::evaluation_json(e);
   j["training_rows_scored"] = overlap.overlap_rows;
   j["variant"] = std::string(engine::variant_name(p.backend().variant()));
   j["isa"] = std::string(p.backend().target());

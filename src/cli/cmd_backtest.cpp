@@ -1,15 +1,15 @@
 // `ttlpred backtest`: rolling-origin evaluation over several split points
 // (pipeline/backtest.hpp), every online calibration method side by side; with --out, the
-// same numbers drawn in DIR/report.html (cli/backtest_figures.hpp).
+// same numbers drawn in DIR/report.html (app/backtest_figures.hpp).
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
 
-#include "cli/backtest_figures.hpp"
-#include "cli/backtest_report.hpp"
-#include "cli/backtest_run.hpp"
-#include "cli/cli_common.hpp"
+#include "app/backtest_figures.hpp"
+#include "app/backtest_report.hpp"
+#include "app/backtest_run.hpp"
+#include "app/command_options.hpp"
 #include "cli/commands.hpp"
 
 namespace ttlpred::cli {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "engine/variant.hpp"
-#include "cli/cli_common.hpp"
+#include "app/command_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/serving_bench.hpp"
 #include "util/latency.hpp"

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/variant.hpp"
-#include "cli/cli_common.hpp"
+#include "app/command_options.hpp"
 #include "cli/commands.hpp"
-#include "cli/eval_report.hpp"
+#include "app/eval_report.hpp"
 #include "cli/prediction_output.hpp"
 #include "pipeline/evaluate.hpp"
 #include "pipeline/model_checks.hpp"

@@ -12,10 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/cli_common.hpp"
+#include "app/command_options.hpp"
 #include "cli/commands.hpp"
-#include "cli/eval_report.hpp"
-#include "cli/report_figures.hpp"
+#include "app/eval_report.hpp"
+#include "app/report_figures.hpp"
 #include "sim/policy_table.hpp"
 #include "util/latency.hpp"
 #include "features/history.hpp"

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "engine/variant.hpp"
-#include "cli/cli_common.hpp"
+#include "app/command_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/prediction_output.hpp"
 #include "features/history.hpp"

@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "cli/cli_common.hpp"
+#include "app/command_options.hpp"
 #include "cli/commands.hpp"
 #include "model/model_file.hpp"
 #include "pipeline/quantize_model.hpp"

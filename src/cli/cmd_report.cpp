@@ -10,10 +10,10 @@
 #include <string>
 
 #include "engine/variant.hpp"
-#include "cli/cli_common.hpp"
+#include "app/command_options.hpp"
 #include "cli/commands.hpp"
-#include "cli/eval_report.hpp"
-#include "cli/report_figures.hpp"
+#include "app/eval_report.hpp"
+#include "app/report_figures.hpp"
 #include "model/model_file.hpp"
 #include "pipeline/evaluate.hpp"
 #include "pipeline/model_checks.hpp"

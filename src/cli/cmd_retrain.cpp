@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "cli/cli_common.hpp"
+#include "app/command_options.hpp"
 #include "cli/commands.hpp"
 #include "learn/duration.hpp"
 #include "learn/learn_json.hpp"

@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "cli/cli_common.hpp"
+#include "app/command_options.hpp"
 #include "cli/commands.hpp"
 #include "engine/variant.hpp"
 #include "learn/duration.hpp"

@@ -1,14 +1,14 @@
 // `ttlpred simulate`: what the TTLs buy on a JAliEn-style broker or a batch cluster
-// (docs/SIMULATION.md); the options and the run are cli/simulate_run.hpp's.
+// (docs/SIMULATION.md); the options and the run are app/simulate_run.hpp's.
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "cli/cli_common.hpp"
+#include "app/command_options.hpp"
 #include "cli/commands.hpp"
-#include "cli/simulate_run.hpp"
+#include "app/simulate_run.hpp"
 
 namespace ttlpred::cli {
 namespace {

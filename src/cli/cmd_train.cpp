@@ -4,9 +4,9 @@
 #include <memory>
 #include <string>
 
-#include "cli/cli_common.hpp"
+#include "app/command_options.hpp"
 #include "cli/commands.hpp"
-#include "cli/train_run.hpp"
+#include "app/train_run.hpp"
 #include "data/trace_readers.hpp"
 #include "model/model_file.hpp"
 #include "pipeline/fit_model.hpp"

@@ -3,7 +3,13 @@
 // the callback. main.cpp adds them all.
 #include <CLI/CLI.hpp>
 
+namespace ttlpred::app {}  // the application library (src/app): options, runs, reports
+
 namespace ttlpred::cli {
+
+// The commands are written in the application library's terms (its options and runs, which
+// Python shares), so its names are theirs.
+using namespace ttlpred::app;
 
 void add_generate_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);

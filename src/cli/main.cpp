@@ -7,7 +7,7 @@
 #include <vector>
 #include <exception>
 
-#include "cli/cli_common.hpp"
+#include "app/command_options.hpp"
 #include "cli/commands.hpp"
 #include "util/error.hpp"
 #include "util/version.hpp"

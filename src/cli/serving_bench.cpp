@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <span>
 
-#include "cli/cli_common.hpp"
+#include "app/command_options.hpp"
 #include "util/latency.hpp"
 #include "predict/predictor.hpp"
 #include "util/error.hpp"
@@ -52,7 +52,7 @@ Prepared prepare(const Predictor& p, const JobTable& table, const HistoryState& 
 
 void run_serving_bench(const ServingBenchOptions& o) {
   if (o.model.empty()) throw Error("--serving needs --model FILE (a trained model with its encoder)");
-  const JobTable table = load_trace(o.trace, true);
+  const JobTable table = app::load_trace(o.trace, true);
   if (table.rows() == 0) throw Error(o.trace + ": no jobs to time the serving path on");
   const ModelFile file = load_model_file(o.model);
   std::vector<StageRow> rows;

@@ -1,14 +1,14 @@
-#include "cli/backtest_report.hpp"
+#include "app/backtest_report.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "cli/eval_report.hpp"
+#include "app/eval_report.hpp"
 #include "util/error.hpp"
 #include "util/file_io.hpp"
 #include "util/percent_text.hpp"
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 namespace {
 
 bool flagged(double kill_rate, double alpha) { return kill_rate > kKillFlagFactor * alpha; }
@@ -250,4 +250,4 @@ void print_backtest(std::FILE* out, const Backtest& b, const std::string& data, 
   for (const auto& w : warnings) std::fprintf(out, "%s\n", w.c_str());
 }
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app

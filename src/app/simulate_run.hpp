@@ -11,7 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "cli/cli_common.hpp"
+#include "app/command_options.hpp"
 #include "data/job_table.hpp"
 #include "model/online_calibration.hpp"
 #include "predict/predictor.hpp"
@@ -20,7 +20,7 @@
 #include "sim/online_model.hpp"
 #include "train/train_config.hpp"
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 
 struct SimulateCliOptions {
   std::string scheduler = "easy", ttl = "request", model, out, variant = "auto", isa;
@@ -63,4 +63,4 @@ using SimulateProgress = std::function<void(const std::string& line)>;
 nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Predictor>& predictor, SimulateInput input,
                             const SimulateProgress& progress = {});
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app

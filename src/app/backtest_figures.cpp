@@ -1,16 +1,16 @@
-#include "cli/backtest_figures.hpp"
+#include "app/backtest_figures.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
-#include "cli/backtest_report.hpp"
-#include "cli/report_figures.hpp"
+#include "app/backtest_report.hpp"
+#include "app/report_figures.hpp"
 #include "report/bar_chart.hpp"
 #include "report/line_chart.hpp"
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 namespace {
 
 using report::Axis;
@@ -113,4 +113,4 @@ std::string write_backtest_report(const Backtest& b, const std::string& data, co
   return write_report_html(page, dir);
 }
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app

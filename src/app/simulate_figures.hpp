@@ -10,7 +10,7 @@
 #include "report/html_page.hpp"
 #include "sim/time_series.hpp"
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 
 void add_utilization_series(report::HtmlPage& page, const std::vector<sim::HourSample>& hours);
 void add_queue_series(report::HtmlPage& page, const std::vector<sim::HourSample>& hours);
@@ -21,4 +21,4 @@ void add_waste_series(report::HtmlPage& page, const std::vector<sim::HourSample>
 std::string write_simulate_report(const nlohmann::json& summary, const std::vector<sim::HourSample>& hours,
                                   const std::string& dir);
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app

@@ -8,10 +8,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/cli_common.hpp"
+#include "app/command_options.hpp"
 #include "pipeline/backtest.hpp"
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 
 struct BacktestCliOptions {
   std::string splits = "0.5,0.6,0.7,0.8,0.9", alphas = "0.005,0.01,0.02,0.05",
@@ -37,4 +37,4 @@ void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o);
 // Parses the lists and runs the backtest; throws Error naming the option of a bad list item.
 Backtest run_backtest(const JobTable& trace, const BacktestCliOptions& o, const BacktestProgress& progress = {});
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app

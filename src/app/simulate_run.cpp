@@ -1,4 +1,4 @@
-#include "cli/simulate_run.hpp"
+#include "app/simulate_run.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "engine/variant.hpp"
-#include "cli/simulate_figures.hpp"
+#include "app/simulate_figures.hpp"
 #include "sim/online_model_ttl.hpp"
 #include "sim/online_ttl.hpp"
 #include "sim/policy_table.hpp"
@@ -16,7 +16,7 @@
 #include "sim/swf_header.hpp"
 #include "util/error.hpp"
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -243,4 +243,4 @@ nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Pre
   return j;
 }
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app

@@ -7,11 +7,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/cli_common.hpp"
+#include "app/command_options.hpp"
 #include "model/model_file.hpp"
 #include "pipeline/fit_model.hpp"
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 
 struct TrainCliOptions {
   std::string hidden = "256,256,256", target = "hours", group_by = "auto";
@@ -33,4 +33,4 @@ void add_train_options(CLI::App& cmd, TrainCliOptions& o);
 // defaults where `cmd` did not set the option. Throws Error naming the option of a bad value.
 FitOptions resolve_train_options(TrainCliOptions& o, const CLI::App& cmd, ModelFile& start);
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app

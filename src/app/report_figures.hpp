@@ -13,7 +13,7 @@
 #include "predict/predictor.hpp"
 #include "report/html_page.hpp"
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 
 // The kill rate and mean TTL of a TTL rule at several settings (alphas, or request factors).
 struct KillRatePoint {
@@ -62,4 +62,4 @@ void add_latency_by_variant(report::HtmlPage& page, const std::vector<VariantLat
 // Writes `page` to `dir`/report.html (atomically); returns the path.
 std::string write_report_html(const report::HtmlPage& page, const std::string& dir);
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app

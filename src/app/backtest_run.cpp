@@ -1,4 +1,4 @@
-#include "cli/backtest_run.hpp"
+#include "app/backtest_run.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -6,7 +6,7 @@
 
 #include "util/error.hpp"
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 namespace {
 
 // "0.5,0.6" -> {0.5, 0.6}; throws Error naming the option and the item that is no number.
@@ -109,4 +109,4 @@ Backtest run_backtest(const JobTable& trace, const BacktestCliOptions& o, const 
   return ttlpred::run_backtest(trace, b, progress);
 }
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app

@@ -14,7 +14,7 @@
 #include "pipeline/fit_model.hpp"
 #include "predict/predictor.hpp"
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 
 // Reads `path` (any supported format; "-" is standard input); skipped rows and warnings go
 // to stderr, counted. `format`, when given, receives the format read ("csv", "swf", "gwf").
@@ -97,7 +97,7 @@ bool parse_censored(const std::string& value);
 // the history key (user, requested TTL)), --censored-rates (FitOptions::censored_rates:
 // work rates with the running jobs as lower bounds, at match time) and --system-key
 // (FitOptions::system_key: the history key (job type, collision system)). One table in
-// cli_common.cpp declares them, so a new choice is added in one place.
+// command_options.cpp declares them, so a new choice is added in one place.
 struct ModelChoiceOptions {
   std::string residual = "off", request_key = "off", censored_rates = "off", system_key = "off";
   // --quantiles LEVELS|off: the network's quantile heads (TrainConfig::quantile_levels) and
@@ -161,4 +161,4 @@ PredictorOptions predictor_options(const std::string& variant, const std::string
 void check_model_fits_trace(const Predictor& predictor, const std::string& model_path, const JobTable& trace,
                             const std::string& trace_format, bool allow_schema_mismatch);
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app

@@ -8,7 +8,7 @@
 #include "pipeline/backtest.hpp"
 #include "report/html_page.hpp"
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 
 void add_window_kill_rates(report::HtmlPage& page, const Backtest& b);
 void add_split_kill_rates(report::HtmlPage& page, const Backtest& b);
@@ -18,4 +18,4 @@ void add_split_rmse(report::HtmlPage& page, const Backtest& b);
 // trace as the user named it.
 std::string write_backtest_report(const Backtest& b, const std::string& data, const std::string& dir);
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app

@@ -1,12 +1,12 @@
-#include "cli/simulate_figures.hpp"
+#include "app/simulate_figures.hpp"
 
 #include <cstdio>
 #include <utility>
 
-#include "cli/report_figures.hpp"
+#include "app/report_figures.hpp"
 #include "report/line_chart.hpp"
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 namespace {
 
 using report::Axis;
@@ -64,4 +64,4 @@ std::string write_simulate_report(const nlohmann::json& summary, const std::vect
   return write_report_html(page, dir);
 }
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app

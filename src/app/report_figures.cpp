@@ -1,4 +1,4 @@
-#include "cli/report_figures.hpp"
+#include "app/report_figures.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 #include "util/error.hpp"
 #include "util/file_io.hpp"
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 namespace {
 
 using report::Axis;
@@ -272,4 +272,4 @@ std::string write_report_html(const report::HtmlPage& page, const std::string& d
   return path;
 }
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app

@@ -1,8 +1,8 @@
-#include "cli/eval_report.hpp"
+#include "app/eval_report.hpp"
 
 #include <cmath>
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 namespace {
 
 nlohmann::json metrics_json(const Metrics& m) {
@@ -84,4 +84,4 @@ void print_evaluation(std::FILE* out, const Evaluation& e) {
                  g.metrics.kill_rate > e.alpha ? "   kill rate above alpha" : "");
 }
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app

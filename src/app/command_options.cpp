@@ -1,4 +1,4 @@
-#include "cli/cli_common.hpp"
+#include "app/command_options.hpp"
 
 #include "model/quantile_heads.hpp"
 
@@ -16,7 +16,7 @@
 #include "predict/device.hpp"
 #include "util/error.hpp"
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 
 std::string environment_name(const CLI::App& cmd, const std::string& option) {
   std::string env = "TTLPRED_";
@@ -365,4 +365,4 @@ PredictorOptions predictor_options(const std::string& variant, const std::string
   return o;
 }
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app

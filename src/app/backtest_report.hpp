@@ -10,7 +10,7 @@
 
 #include "pipeline/backtest.hpp"
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 
 inline constexpr double kKillFlagFactor = 1.5;
 
@@ -25,4 +25,4 @@ void print_backtest(std::FILE* out, const Backtest& b, const std::string& data, 
 // Throws Error when the jobs were not kept.
 void write_backtest_jobs(const Backtest& b, const std::string& path);
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app

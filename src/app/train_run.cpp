@@ -1,4 +1,4 @@
-#include "cli/train_run.hpp"
+#include "app/train_run.hpp"
 
 #include <cstdio>
 
@@ -7,7 +7,7 @@
 #include "train/compression.hpp"
 #include "util/error.hpp"
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 namespace {
 
 // Fine-tuning defaults (set_finetune_defaults) where the command line is silent.
@@ -95,4 +95,4 @@ FitOptions resolve_train_options(TrainCliOptions& o, const CLI::App& cmd, ModelF
   return fit;
 }
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app

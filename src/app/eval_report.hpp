@@ -8,7 +8,7 @@
 
 #include "pipeline/evaluate.hpp"
 
-namespace ttlpred::cli {
+namespace ttlpred::app {
 
 nlohmann::json number_or_null(double v);
 // The evaluation protocol's keys: rows_scored, rmse_hours, mae_hours, r2, baseline_rmse_hours,
@@ -22,4 +22,4 @@ std::string kill_rate_warning(const Evaluation& e);
 // "12.345" or "-" for NaN.
 std::string hours_text(double v);
 
-}  // namespace ttlpred::cli
+}  // namespace ttlpred::app
