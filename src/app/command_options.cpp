@@ -43,6 +43,23 @@ void add_config_and_environment(CLI::App& cmd) {
       ->check(CLI::ExistingFile);
 }
 
+void set_help_groups(CLI::App& cmd, const std::vector<HelpGroup>& groups) {
+  const std::string where = "help groups of `" + cmd.get_name() + "`: ";
+  for (const HelpGroup& g : groups)
+    for (const std::string& name : g.options) {
+      CLI::Option* opt = cmd.get_option_no_throw("--" + name);
+      if (!opt) throw Error(where + "--" + name + " is not one of its options");
+      if (opt->get_group() != "Options") throw Error(where + "--" + name + " is in two groups");
+      opt->group(g.title);
+    }
+  for (const CLI::Option* opt : cmd.get_options()) {
+    if (opt->get_lnames().empty()) continue;
+    const std::string& name = opt->get_lnames().front();
+    if (name != "help" && name != "config" && opt->get_group() == "Options")
+      throw Error(where + "--" + name + " is in none");
+  }
+}
+
 std::vector<std::string> expand_config_file(const CLI::App& app, std::vector<std::string> args) {
   // The command, and its --config.
   std::size_t cmd_at = args.size();

@@ -36,6 +36,17 @@ JobTable load_trace(const std::string& path, const TraceInput& input, bool quiet
 // after the command's options are declared. Precedence: command line, then environment,
 // then the config file, then the default.
 void add_config_and_environment(CLI::App& cmd);
+// The sections `--help` lists a command's options under, in order: a command with tens of
+// options (serve, train) reads as what each part of it does. Call after the command's options
+// are declared. Every option but --help and --config must be in one group, and every name
+// listed must be one of the command's options (long name without dashes): Error otherwise, so
+// that a new or renamed option cannot fall out of its section unnoticed (every command is
+// built at start-up, and the help of each is tested).
+struct HelpGroup {
+  std::string title;
+  std::vector<std::string> options;
+};
+void set_help_groups(CLI::App& cmd, const std::vector<HelpGroup>& groups);
 // What main() parses: `args` (argv without the program name, in order) with the options of a
 // `--config FILE` given to a command of add_config_and_environment put in front of that
 // command's own. Throws Error naming the file and key for an unreadable file, a section that

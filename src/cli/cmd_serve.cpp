@@ -351,6 +351,17 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--retrain-out", o->retrain_out, "where accepted candidates are written and reloaded from (default: JOURNAL/retrained.model)");
   add_bound_options(*cmd, o->bounds);
   add_config_and_environment(*cmd);
+  set_help_groups(*cmd, {{"Model and answers", {"model", "variant", "device", "alpha", "max-ttl", "min-seconds", "max-model-size"}},
+                         {"HTTP", {"listen", "threads", "max-connections", "max-batch", "max-body", "max-header", "read-timeout",
+                                   "keep-alive-timeout", "access-log"}},
+                         {"Who may write", {"admin-token", "admin-token-file", "open-outcomes", "outcome-rate", "outcome-burst"}},
+                         {"Outcomes and learned state",
+                          {"journal", "snapshot-every", "max-outcome-wall", "outcome-kill-margin", "history-capacity",
+                           "running-capacity", "running-max-age", "sync-starts", "recent-predictions"}},
+                         {"Online calibration", {"calibration", "calibration-key", "gamma", "target-scale"}},
+                         {"Drift alarm", {"drift-delta", "drift-threshold", "drift-scope", "drift-direction", "drift-min-outcomes"}},
+                         {"Retraining", {"retrain-every", "retrain-window", "retrain-max-outcomes", "retrain-from", "retrain-holdout",
+                                         "retrain-epochs", "retrain-censored", "retrain-on-drift", "retrain-out"}}});
   cmd->callback([o] { run_serve(*o); });
 }
 
