@@ -32,32 +32,18 @@ void add_config_and_environment(CLI::App& cmd) {
   for (CLI::Option* opt : cmd.get_options()) {
     if (opt->get_lnames().empty()) continue;  // positional, or -h only
     const std::string& name = opt->get_lnames().front();
+    if (name != "help" && opt->get_group() == "Options")
+      throw Error("`" + cmd.get_name() + " --" + name + "` is declared outside the help sections of its command");
     // The admin token has its own variable, TTLPRED_ADMIN_TOKEN (serve/admin_token.hpp).
     if (name == "help" || name == "admin-token") continue;
     opt->envname(environment_name(cmd, name));
   }
   cmd.add_option("--config")
+      ->group("Options")
       ->description("read options from this file: TOML (name = value, [" + cmd.get_name() +
                                  "] section optional) or INI for a .ini file; the command line and TTLPRED_" +
                                  environment_name(cmd, "").substr(8) + "* environment variables win over it")
       ->check(CLI::ExistingFile);
-}
-
-void set_help_groups(CLI::App& cmd, const std::vector<HelpGroup>& groups) {
-  const std::string where = "help groups of `" + cmd.get_name() + "`: ";
-  for (const HelpGroup& g : groups)
-    for (const std::string& name : g.options) {
-      CLI::Option* opt = cmd.get_option_no_throw("--" + name);
-      if (!opt) throw Error(where + "--" + name + " is not one of its options");
-      if (opt->get_group() != "Options") throw Error(where + "--" + name + " is in two groups");
-      opt->group(g.title);
-    }
-  for (const CLI::Option* opt : cmd.get_options()) {
-    if (opt->get_lnames().empty()) continue;
-    const std::string& name = opt->get_lnames().front();
-    if (name != "help" && name != "config" && opt->get_group() == "Options")
-      throw Error(where + "--" + name + " is in none");
-  }
 }
 
 std::vector<std::string> expand_config_file(const CLI::App& app, std::vector<std::string> args) {

@@ -35,18 +35,11 @@ JobTable load_trace(const std::string& path, const TraceInput& input, bool quiet
 // of `cmd`: TTLPRED_<COMMAND>_<OPTION> (`serve --max-batch` <- TTLPRED_SERVE_MAX_BATCH). Call
 // after the command's options are declared. Precedence: command line, then environment,
 // then the config file, then the default.
+// A command with a config file has tens of options (serve, train): `--help` lists them in
+// sections, each declared under `cmd.option_defaults()->group(TITLE)`, and every option but
+// --help and --config must be in one: Error otherwise, so that a new option cannot land
+// outside them unnoticed (every command is built at start-up, and its help is tested).
 void add_config_and_environment(CLI::App& cmd);
-// The sections `--help` lists a command's options under, in order: a command with tens of
-// options (serve, train) reads as what each part of it does. Call after the command's options
-// are declared. Every option but --help and --config must be in one group, and every name
-// listed must be one of the command's options (long name without dashes): Error otherwise, so
-// that a new or renamed option cannot fall out of its section unnoticed (every command is
-// built at start-up, and the help of each is tested).
-struct HelpGroup {
-  std::string title;
-  std::vector<std::string> options;
-};
-void set_help_groups(CLI::App& cmd, const std::vector<HelpGroup>& groups);
 // What main() parses: `args` (argv without the program name, in order) with the options of a
 // `--config FILE` given to a command of add_config_and_environment put in front of that
 // command's own. Throws Error naming the file and key for an unreadable file, a section that

@@ -23,7 +23,10 @@ void apply_finetune_defaults(TrainConfig& t, const CLI::App& cmd) {
 }  // namespace
 
 void add_train_options(CLI::App& cmd, TrainCliOptions& o) {
+  cmd.option_defaults()->group("Input and output");
   cmd.add_option("--split", o.split, "fraction of eligible jobs, in submit order, to train on")->capture_default_str()->check(split_fraction_check());
+  cmd.add_flag("--quiet", o.quiet, "no per-epoch progress");
+  cmd.option_defaults()->group("Network and training");
   cmd.add_option("--hidden", o.hidden, "hidden layer widths")->capture_default_str();
   cmd.add_option("--target", o.target, "regression target: hours, log1p or power")->capture_default_str();
   cmd.add_option("--epochs", o.fit.train.max_epochs, "maximum epochs")->capture_default_str();
@@ -37,6 +40,17 @@ void add_train_options(CLI::App& cmd, TrainCliOptions& o) {
       ->capture_default_str();
   cmd.add_option("--seed", o.fit.train.seed, "random seed")->capture_default_str();
   cmd.add_option("--threads", o.fit.train.threads, "training threads (0 = all cores)")->capture_default_str();
+  cmd.add_option("--init", o.init,
+                 "fine-tune this model file (its encoder and target kept) instead of training from scratch");
+  cmd.option_defaults()->group("Features");
+  add_prediction_time_option(cmd, o.at,
+                             "when the model predicts: submit (default; history as of each job's submission) or match "
+                             "(history as of its start, submit + wait, plus the jobs of its keys running then)");
+  add_censored_option(cmd, o.censored);
+  add_model_choice_options(cmd, o.choices);
+  cmd.option_defaults()->group("Safe TTL");
+  // --quantiles (add_model_choice_options, with the features) makes the safe TTL per job: here.
+  cmd.get_option("--quantiles")->group(std::string("Safe TTL"));
   cmd.add_option("--calibration-fraction", o.fit.calibration_fraction,
                  "tail of the training jobs held out to calibrate the safe TTL")->capture_default_str();
   cmd.add_option("--group-by", o.group_by, "safe-TTL calibration groups: auto, none, or a column name")
@@ -52,8 +66,7 @@ void add_train_options(CLI::App& cmd, TrainCliOptions& o) {
   cmd.add_flag("!--no-request-aware-ttl", o.fit.safe_ttl.request_aware,
                "safe TTL from the plain log-ratio margin even for jobs with a request");
   add_ttl_by_group_option(cmd, o.fit.safe_ttl.request_by_group);
-  cmd.add_option("--init", o.init,
-                 "fine-tune this model file (its encoder and target kept) instead of training from scratch");
+  cmd.option_defaults()->group("Compression (for the int8 and 2:4 variants)");
   cmd.add_option("--qat", o.qat, "quantization-aware training: int8 (for the int8-static variant) or none")
       ->check(CLI::IsMember({"int8", "none"}))
       ->capture_default_str();
@@ -64,12 +77,7 @@ void add_train_options(CLI::App& cmd, TrainCliOptions& o) {
       ->capture_default_str();
   cmd.add_option("--srste-decay", o.fit.compression.srste_decay, "SR-STE: decay on the pruned weights")
       ->capture_default_str();
-  add_prediction_time_option(cmd, o.at,
-                             "when the model predicts: submit (default; history as of each job's submission) or match "
-                             "(history as of its start, submit + wait, plus the jobs of its keys running then)");
-  add_censored_option(cmd, o.censored);
-  add_model_choice_options(cmd, o.choices);
-  cmd.add_flag("--quiet", o.quiet, "no per-epoch progress");
+  cmd.option_defaults()->group("Options");
 }
 
 FitOptions resolve_train_options(TrainCliOptions& o, const CLI::App& cmd, ModelFile& start) {

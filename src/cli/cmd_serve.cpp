@@ -239,17 +239,19 @@ void run_serve(const ServeOptions& o) {
 void add_serve_command(CLI::App& app) {
   auto o = std::make_shared<ServeOptions>();
   auto* cmd = app.add_subcommand("serve", "Serve predictions to the job broker over HTTP/JSON (docs/service.md)");
+  cmd->option_defaults()->group("Model and answers");
   cmd->add_option("--model", o->model, "model file")->required();
-  cmd->add_option("--access-log", o->access_log,
-                  "JSON-lines access log (time, endpoint, status, latency, batch size): a file, or - for stderr; off by default");
-  cmd->add_option("--listen", o->listen, "HOST:PORT (port 0: any free port, printed at start)")->capture_default_str();
   cmd->add_option("--variant", o->variant, "inference variant (" + engine::variant_names_list() + "), or auto: the one each loaded model "
                   "was made for")
       ->capture_default_str();
   add_device_option(*cmd, o->device);
   add_alpha_option(*cmd, o->alpha);
-  cmd->add_option("--journal", o->journal,
-                  "folder for the outcome journal and history snapshots (without it outcomes are not durable)");
+  add_bound_options(*cmd, o->bounds);
+  cmd->add_option("--max-model-size", o->max_model_bytes,
+                  "largest model file a start or reload reads, bytes (regular files only)")
+      ->capture_default_str();
+  cmd->option_defaults()->group("HTTP");
+  cmd->add_option("--listen", o->listen, "HOST:PORT (port 0: any free port, printed at start)")->capture_default_str();
   cmd->add_option("--threads", o->threads, "worker threads = requests served at once (idle connections need none)")
       ->capture_default_str();
   cmd->add_option("--max-connections", o->max_connections,
@@ -257,28 +259,34 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-batch", o->max_batch, "most jobs in one request")->capture_default_str();
   cmd->add_option("--max-body", o->max_body, "largest request body, bytes")->capture_default_str();
-  cmd->add_option("--snapshot-every", o->snapshot_every, "outcomes between history snapshots (0: never)")
-      ->capture_default_str();
   cmd->add_option("--max-header", o->max_header, "largest request line and headers, bytes")->capture_default_str();
   cmd->add_option("--read-timeout", o->read_timeout_s, "seconds a request may take to arrive whole, from its first byte")
       ->capture_default_str();
   cmd->add_option("--keep-alive-timeout", o->keep_alive_timeout_s, "seconds an idle connection is kept")
       ->capture_default_str();
+  cmd->add_option("--access-log", o->access_log,
+                  "JSON-lines access log (time, endpoint, status, latency, batch size): a file, or - for stderr; off by default");
+  cmd->option_defaults()->group("Who may write");
   cmd->add_option("--admin-token", o->admin_token,
                   "token for /admin/reload, /v1/outcomes and /v1/started ('Authorization: Bearer T'); required for the "
                   "last two, and for all off loopback. Visible to every local user in ps: prefer --admin-token-file or "
                   "the TTLPRED_ADMIN_TOKEN environment variable");
+  cmd->add_option("--admin-token-file", o->admin_token_file,
+                  "file holding the admin token (trailing line break ignored; keep it chmod 600)");
+  cmd->add_flag("--open-outcomes", o->open_outcomes,
+                "without an admin token, accept /v1/outcomes and /v1/started from anyone on loopback (a test setup: "
+                "any local process can then move every user's TTL); refused off loopback");
   cmd->add_option("--outcome-rate", o->outcome_rate,
                   "outcomes (and starts) a second one client address may send to /v1/outcomes and /v1/started; past "
                   "it, 429 until its bucket refills (0: no limit)")
       ->capture_default_str();
   cmd->add_option("--outcome-burst", o->outcome_burst, "outcomes one client may send at once before --outcome-rate applies")
       ->capture_default_str();
-  cmd->add_flag("--open-outcomes", o->open_outcomes,
-                "without an admin token, accept /v1/outcomes and /v1/started from anyone on loopback (a test setup: "
-                "any local process can then move every user's TTL); refused off loopback");
-  cmd->add_option("--admin-token-file", o->admin_token_file,
-                  "file holding the admin token (trailing line break ignored; keep it chmod 600)");
+  cmd->option_defaults()->group("Outcomes and learned state");
+  cmd->add_option("--journal", o->journal,
+                  "folder for the outcome journal and history snapshots (without it outcomes are not durable)");
+  cmd->add_option("--snapshot-every", o->snapshot_every, "outcomes between history snapshots (0: never)")
+      ->capture_default_str();
   cmd->add_option("--max-outcome-wall", o->max_outcome_wall_s,
                   "longest wall_s accepted by /v1/outcomes, seconds (longer ones are refused: they would skew every "
                   "prediction through the shared history)")
@@ -286,9 +294,6 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--outcome-kill-margin", o->outcome_kill_margin_s,
                   "refuse an outcome whose wall_s exceeds its requested_ttl_s by more than this many seconds: 300 "
                   "for JAliEn, which kills jobs at TTL + 300 s; negative: no check (schedulers that let jobs overrun)")
-      ->capture_default_str();
-  cmd->add_option("--max-model-size", o->max_model_bytes,
-                  "largest model file a start or reload reads, bytes (regular files only)")
       ->capture_default_str();
   cmd->add_option("--history-capacity", o->history_capacity,
                   "most history keys kept (users, production tags, master jobs ...); the least recently updated are "
@@ -303,6 +308,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_flag("--sync-starts", o->sync_starts,
                 "put each start /v1/match records on disk (fdatasync) before answering; default: written before the "
                 "answer, on disk with the next outcome batch");
+  cmd->add_option("--recent-predictions", o->recent_predictions,
+                  "served predictions kept for their job's outcome (by job_id; the oldest overwritten first; 0: none)")
+      ->capture_default_str();
+  cmd->option_defaults()->group("Online calibration");
   add_calibration_option(*cmd, o->calibration.name,
                          "online safe-TTL calibration, learning from outcomes matched to the answer served for their job: "
                          "static (the model's), rolling, aci, multi-aci, mondrian, aci-capped, or aci-log, mondrian-log (the "
@@ -312,9 +321,7 @@ void add_serve_command(CLI::App& app) {
                          [](const std::string& name) { answering_calibration_from_name(name); });
   add_calibration_key_option(*cmd, o->calibration_key);
   add_online_tuning_options(*cmd, o->calibration);
-  cmd->add_option("--recent-predictions", o->recent_predictions,
-                  "served predictions kept for their job's outcome (by job_id; the oldest overwritten first; 0: none)")
-      ->capture_default_str();
+  cmd->option_defaults()->group("Drift alarm");
   cmd->add_option("--drift-delta", o->drift_delta, "drift alarm: log residual change tolerated (Page-Hinkley delta)")
       ->capture_default_str();
   cmd->add_option("--drift-threshold", o->drift_threshold, "drift alarm: Page-Hinkley threshold")->capture_default_str();
@@ -328,6 +335,7 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--drift-min-outcomes", o->drift_min_outcomes, "drift alarm: outcomes a test needs since its last alarm")
       ->capture_default_str();
+  cmd->option_defaults()->group("Retraining");
   add_retrain_every_option(*cmd, o->retrain_every,
                            "retrain on the journal's outcomes this often (needs --journal) and swap in a candidate its shadow "
                            "evaluation accepts, as `ttlpred retrain` decides; off by default");
@@ -349,19 +357,7 @@ void add_serve_command(CLI::App& app) {
                 "with --retrain-every: also retrain at once when the drift alarm is raised; while it stands after a refused candidate, again after as many "
                 "further outcomes as the alarm needed, then twice as many each time");
   cmd->add_option("--retrain-out", o->retrain_out, "where accepted candidates are written and reloaded from (default: JOURNAL/retrained.model)");
-  add_bound_options(*cmd, o->bounds);
   add_config_and_environment(*cmd);
-  set_help_groups(*cmd, {{"Model and answers", {"model", "variant", "device", "alpha", "max-ttl", "min-seconds", "max-model-size"}},
-                         {"HTTP", {"listen", "threads", "max-connections", "max-batch", "max-body", "max-header", "read-timeout",
-                                   "keep-alive-timeout", "access-log"}},
-                         {"Who may write", {"admin-token", "admin-token-file", "open-outcomes", "outcome-rate", "outcome-burst"}},
-                         {"Outcomes and learned state",
-                          {"journal", "snapshot-every", "max-outcome-wall", "outcome-kill-margin", "history-capacity",
-                           "running-capacity", "running-max-age", "sync-starts", "recent-predictions"}},
-                         {"Online calibration", {"calibration", "calibration-key", "gamma", "target-scale"}},
-                         {"Drift alarm", {"drift-delta", "drift-threshold", "drift-scope", "drift-direction", "drift-min-outcomes"}},
-                         {"Retraining", {"retrain-every", "retrain-window", "retrain-max-outcomes", "retrain-from", "retrain-holdout",
-                                         "retrain-epochs", "retrain-censored", "retrain-on-drift", "retrain-out"}}});
   cmd->callback([o] { run_serve(*o); });
 }
 

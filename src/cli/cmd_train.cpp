@@ -55,18 +55,12 @@ void run_train(TrainOptions& o, const CLI::App& cmd) {
 void add_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
   auto* cmd = app.add_subcommand("train", "Train a model on the first part of a trace (chronological split)");
+  cmd->option_defaults()->group("Input and output");
   cmd->add_option("--data", o->data, kDataHelp)->required();
   cmd->add_option("--out", o->out, "model file to write (atomically)")->required();
   add_trace_input_options(*cmd, o->input);
   add_train_options(*cmd, o->train);
   add_config_and_environment(*cmd);
-  set_help_groups(*cmd, {{"Input and output", {"data", "out", "format", "map", "split", "quiet"}},
-                         {"Network and training", {"hidden", "target", "epochs", "patience", "batch-size", "lr", "dropout",
-                                                   "weight-decay", "ensemble", "seed", "threads", "init"}},
-                         {"Features", {"at", "censored", "residual", "request-key", "censored-rates", "system-key"}},
-                         {"Safe TTL", {"calibration-fraction", "group-by", "quantiles", "ttl-alpha-scale", "ttl-min-saving",
-                                       "ttl-max-exponent", "ttl-kill-budget", "no-request-aware-ttl", "ttl-by-group"}},
-                         {"Compression (for the int8 and 2:4 variants)", {"qat", "sparsity", "sparsity-method", "srste-decay"}}});
   cmd->callback([o, cmd] { run_train(*o, *cmd); });
 }
 
