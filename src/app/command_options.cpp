@@ -205,6 +205,12 @@ std::vector<std::uint32_t> parse_widths(const std::string& text, const char* opt
   return out;
 }
 
+std::string widths_text(const std::vector<std::uint32_t>& widths) {
+  std::string out;
+  for (std::uint32_t w : widths) out += (out.empty() ? "" : ",") + std::to_string(w);
+  return out;
+}
+
 void add_bound_options(CLI::App& cmd, BoundOptions& bounds) {
   cmd.add_option("--max-ttl", bounds.max_ttl_s,
                  "cap on every safe TTL and expected wall time, seconds (0: none); 72 h is the longest slot "

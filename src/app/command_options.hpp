@@ -75,6 +75,9 @@ CLI::Validator parsed_by(const std::string& option, const std::string& descripti
 std::vector<std::size_t> parse_positive_list(const std::string& text, const char* option, std::size_t max);
 // Layer widths, each in 1..65536.
 std::vector<std::uint32_t> parse_widths(const std::string& text, const char* option);
+// The text parse_widths reads back ({256, 256, 256} -> "256,256,256"): how an option shows
+// the trainer's default widths without retyping them.
+std::string widths_text(const std::vector<std::uint32_t>& widths);
 
 // The bounds every answer obeys (PredictorOptions::max_ttl_s, min_seconds), as options.
 struct BoundOptions {

@@ -14,7 +14,7 @@
 namespace ttlpred::app {
 
 struct TrainCliOptions {
-  std::string hidden = "256,256,256", target = "hours", group_by = "auto";
+  std::string hidden = widths_text(TrainConfig{}.hidden), target = "hours", group_by = "auto";
   std::string init, qat = "none", sparsity = "none", sparsity_method = "fixed-mask";
   std::string kill_budget = "count";
   std::string at, censored = kDefaultCensored;

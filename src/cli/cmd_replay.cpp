@@ -18,7 +18,8 @@ namespace ttlpred::cli {
 namespace {
 
 struct ReplayCommand {
-  std::string data, retrain_every = "7d", window = "0", from = "fine-tune", calibration = "aci", hidden;
+  std::string data, retrain_every = "7d", window = "0", from = "fine-tune", calibration = "aci";
+  std::string hidden = widths_text(TrainConfig{}.hidden);
   std::string killed_as = killed_as_name(ReplayOptions::Killed::Censored), censored = kDefaultRetrainCensored ? "on" : "off";
   ReplayOptions options;
   double alpha = kDefaultAlpha, week_days = 7;
@@ -220,7 +221,7 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--epochs", c->epochs, "maximum epochs of the first model (0: the trainer's default)")->capture_default_str();
   cmd->add_option("--retrain-epochs", c->retrain_epochs, "maximum epochs of each retrain (0: 6 for a fine-tune)")
       ->capture_default_str();
-  cmd->add_option("--hidden", c->hidden, "hidden layer widths of the first model (default 256,256,256)");
+  cmd->add_option("--hidden", c->hidden, "hidden layer widths of the first model")->capture_default_str();
   cmd->add_option("--seed", c->seed, "training seed")->capture_default_str();
   cmd->add_option("--killed-as", c->killed_as,
                   "what a retrain learns of a job its served safe TTL killed: censored (the TTL plus --kill-margin, status "
