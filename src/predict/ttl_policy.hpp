@@ -1,9 +1,10 @@
 #pragma once
-// The safe TTL a job is given, decided in one place. `predict`, `eval`, `backtest`, `serve`,
-// `simulate`, `replay`, `retrain` and Python turn a prediction into a safe TTL through a
-// TtlPolicy; nothing else does. Before it, each of them built its own online calibrator with
-// its own bounds, its own conversion of a prediction and its own idea of "static", and the
-// same job could get different TTLs from `eval` and from `serve`.
+// The safe TTL a job is given, decided in one place. `eval`, `backtest`, `serve`, `simulate`
+// and `replay` turn a prediction into a safe TTL through a TtlPolicy; the one other
+// expression is Predictor::finish's static answer (what `predict` and Python print), which a
+// static policy returns unchanged and tests hold equal to the policy's own, job for job.
+// Before it, each caller built its own online calibrator with its own bounds, its own
+// conversion of a prediction and its own idea of "static".
 //
 // A policy is three things:
 //  - the model's safe-TTL calibration (model/safe_ttl.hpp: fitted on the tail of its training

@@ -3,10 +3,9 @@
 // calibration, following the outcomes the broker posts as jobs end in simulated time: the
 // deployed service's `--calibration` (model/online_calibration.hpp, through the safe-TTL
 // policy `serve` and `eval --calibration` answer through: predict/ttl_policy.hpp), fed as
-// the service is fed by /v1/outcomes. A job's outcome
-// is known when its attempt ends; a killed job reports what the service would see: it ran
-// its TTL + the kill margin (a lower bound of its run time), so it counts as a kill unless
-// that is past its request.
+// the service is fed by /v1/outcomes. A job's outcome is known when its attempt ends; a
+// killed job reports what the service would see: it ran its TTL + the kill margin (a lower
+// bound of its run time), so it counts as a kill unless that is past its request.
 //
 // `aci-cpu` (and `mondrian-cpu`) is aci (mondrian) whose steps are weighted by CPU time, the
 // price of a kill in the broker:
