@@ -73,6 +73,19 @@ TEST(Pipeline, FitThenEvaluateBeatsTheStaticTtlAndKillsAboutAlpha) {
     ASSERT_TRUE(std::isfinite(p.expected_wall_s) && std::isfinite(p.safe_ttl_s));
     EXPECT_GT(p.safe_ttl_s, 0.0);
   }
+
+  // No job's safe TTL below its expected wall time, whichever way the safe-TTL policy
+  // follows outcomes (both are cut by the request alike, so a short request gives equality).
+  for (const OnlineMethod m : {OnlineMethod::Static, OnlineMethod::Aci, OnlineMethod::AciCapped, OnlineMethod::MultiAci,
+                               OnlineMethod::Mondrian}) {
+    EvaluationCalibration c;
+    c.online.method = m;
+    c.online.gamma = 0.05;  // large, so that the level travels far from alpha in both directions
+    const Evaluation online = evaluate(predictor, split, nullptr, c);
+    std::size_t below = 0;
+    for (const auto& p : online.predictions) below += p.safe_ttl_s < p.expected_wall_s ? 1 : 0;
+    EXPECT_EQ(below, 0u) << online_method_name(m) << ": of " << online.predictions.size() << " scored jobs";
+  }
 }
 
 // The compressed-variant recipe end to end: train fp32, fine-tune for each compressed variant, score
