@@ -62,7 +62,11 @@ std::string fit_settings_json(const FitOptions& o) {
       {"censored", o.censored}};
   // Only when on, so that the settings of models cached before these options existed still match.
   if (o.residual) j["residual"] = true;
+  if (o.request_key) j["request_key"] = true;
+  if (o.system_key) j["system_key"] = true;
+  if (o.censored_rates) j["censored_rates"] = true;
   if (o.safe_ttl.request_by_group) j["safe_ttl"]["request_by_group"] = true;
+  if (o.encoder.piecewise_bins > 0) j["encoder"]["piecewise_bins"] = o.encoder.piecewise_bins;
   return j.dump();
 }
 
