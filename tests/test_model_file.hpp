@@ -28,9 +28,11 @@ inline const std::vector<std::string>& test_users() {
 // With JobTypeSystem the jobs get a collision system (interaction_type) too.
 // `at`: the prediction time its history configuration is made for. `censored_rates` (match
 // time only): events as the work field, its rates with the running jobs as lower bounds.
+// `piecewise_bins`: the encoder's piecewise-linear bins (EncoderOptions), 0 for none.
 inline void write_test_model(const std::string& path, unsigned seed,
                              std::vector<HistoryKey> keys = {HistoryKey::All, HistoryKey::User},
-                             PredictionTime at = PredictionTime::Submit, bool censored_rates = false) {
+                             PredictionTime at = PredictionTime::Submit, bool censored_rates = false,
+                             std::uint32_t piecewise_bins = 0) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   const std::vector<std::string> types = {"MC", "USER", "MERGE"};
@@ -62,6 +64,7 @@ inline void write_test_model(const std::string& path, unsigned seed,
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
   EncoderOptions eo;
   eo.min_category_count = 1;
+  eo.piecewise_bins = piecewise_bins;
   const FeatureEncoder enc = FeatureEncoder::fit(t, rows, &hm, &cfg, eo);
 
   ModelFile m;

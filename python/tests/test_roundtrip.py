@@ -119,6 +119,22 @@ def test_python_match_time_censored_rates_equal_cli(alice_csv, workdir):
                       **TRAIN_OPTIONS)
 
 
+def test_python_piecewise_bins_equal_cli(alice_csv, workdir):
+    """piecewise_bins=6 is `train --piecewise-bins 6`: the same network and answers; a model
+    without them answers differently (the bins reach the network); one bin is refused."""
+    ours, theirs = workdir / "bins-python.ttlp", workdir / "bins-cli.ttlp"
+    ttlpred.train(ttlpred.read_trace(alice_csv), ours, split=0.8, piecewise_bins=6, **TRAIN_OPTIONS)
+    cli("train", "--data", alice_csv, "--out", theirs, "--split", 0.8, "--piecewise-bins", 6, *TRAIN_ARGS)
+    a = ttlpred.Predictor(ours).predict(alice_csv)["expected_wall_s"]
+    np.testing.assert_array_equal(a, ttlpred.Predictor(theirs).predict(alice_csv)["expected_wall_s"])
+    plain = workdir / "bins-none.ttlp"
+    ttlpred.train(ttlpred.read_trace(alice_csv), plain, split=0.8, **TRAIN_OPTIONS)
+    assert not np.array_equal(a, ttlpred.Predictor(plain).predict(alice_csv)["expected_wall_s"])
+    with pytest.raises(ttlpred.Error, match="piecewise-bins"):
+        ttlpred.train(ttlpred.read_trace(alice_csv), workdir / "x.ttlp", split=0.8, piecewise_bins=1,
+                      **TRAIN_OPTIONS)
+
+
 def test_metadata_names_the_training(alice_model):
     meta = ttlpred.Predictor(alice_model).metadata()
     assert meta["provenance"]["trace_format"] == "csv"

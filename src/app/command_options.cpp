@@ -294,10 +294,20 @@ void add_model_choice_options(CLI::App& cmd, ModelChoiceOptions& choices) {
                  "run time (pinball-loss heads, monotone by construction), and each job's safe TTL is its own "
                  "calibrated quantile (conformalized, never below its expected time); off: the mean only")
       ->capture_default_str();
+  cmd.add_option("--piecewise-bins", choices.piecewise_bins,
+                 "N (2-" + std::to_string(kMaxPiecewiseBins) +
+                     "): the network also reads each numeric input as N piecewise-linear bins at the quantiles of "
+                     "its training values (a weight per bin, not one per input: Gorishniy et al. 2022); 0: the "
+                     "inputs alone")
+      ->check(CLI::Range(0u, kMaxPiecewiseBins) &
+              CLI::Validator([](std::string& v) { return v == "1" ? std::string("one bin encodes nothing: 0 or 2 and more") : std::string(); },
+                             "", "not one"))
+      ->capture_default_str();
 }
 
 void apply_model_choices(const ModelChoiceOptions& choices, FitOptions& fit) {
   for (const ModelChoice& c : kModelChoices) fit.*c.target = parse_on_off(c.flag, choices.*c.value);
+  fit.encoder.piecewise_bins = choices.piecewise_bins;
   fit.train.quantile_levels.clear();
   if (choices.quantiles != "off") fit.train.quantile_levels = parse_quantile_levels(choices.quantiles).levels;
 }

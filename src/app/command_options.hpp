@@ -110,6 +110,8 @@ struct ModelChoiceOptions {
   // --quantiles LEVELS|off: the network's quantile heads (TrainConfig::quantile_levels) and
   // with them each job's own safe TTL (model/quantile_ttl.hpp).
   std::string quantiles = "off";
+  // --piecewise-bins N: the encoder's piecewise-linear bins per numeric column (EncoderOptions).
+  std::uint32_t piecewise_bins = EncoderOptions{}.piecewise_bins;
 };
 void add_model_choice_options(CLI::App& cmd, ModelChoiceOptions& choices);
 // Sets the choices in `fit`; throws Error naming the option for a value other than on or off.

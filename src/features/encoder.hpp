@@ -7,6 +7,8 @@
 // hour-of-day / day-of-week of the submit time, missing-indicator columns, then history
 // features. Every dense column is standardized with the training mean and std; a missing
 // value becomes 0 (the training mean) after standardization.
+// Piecewise part (EncoderOptions::piecewise_bins, off by default): after the dense columns,
+// the piecewise-linear bins of every numeric dense column (features/piecewise_encoding.hpp).
 // Categorical part: one column per category field; vocabulary = values seen at least
 // `min_category_count` times in training; index 0 = unknown / out of vocabulary.
 // docs/features.md has the full list.
@@ -21,6 +23,7 @@
 #include "data/job_table.hpp"
 #include "model/model_input.hpp"
 #include "features/history.hpp"
+#include "features/piecewise_encoding.hpp"
 #include "features/vocabulary_index.hpp"
 
 namespace ttlpred {
@@ -63,6 +66,9 @@ struct EncoderOptions {
   // the training rows, minus identifiers: job_id, master_job_id, submit_time, and names of
   // productions, releases and runs: production_tag, package, pass_name, anchor_run).
   std::vector<Field> fields;
+  // Bins of the piecewise-linear encoding of each numeric dense column (2 to
+  // kMaxPiecewiseBins); 0: none. The bins come after the dense columns, which stay as they are.
+  std::uint32_t piecewise_bins = 0;
 };
 
 class FeatureEncoder {
@@ -74,7 +80,8 @@ class FeatureEncoder {
                             const HistoryMatrix* history, const HistoryConfig* history_config,
                             const EncoderOptions& options = {});
 
-  std::size_t dense_width() const { return dense_.size(); }
+  // Every float a model reads before the categories: the dense columns, then their bins.
+  std::size_t dense_width() const { return dense_.size() + piecewise_width_; }
   std::size_t cat_width() const { return cats_.size(); }
   std::size_t history_width() const { return history_width_; }
   // Cardinality per categorical column, OOV bucket included.
@@ -83,6 +90,9 @@ class FeatureEncoder {
   std::vector<std::string> cat_names() const;
   const std::vector<DenseColumn>& dense_columns() const { return dense_; }
   const std::vector<CategoryColumn>& category_columns() const { return cats_; }
+  const std::vector<PiecewiseColumn>& piecewise_columns() const { return piecewise_; }
+  // The bins per column it was fitted with (0: none): what a retrained candidate keeps.
+  std::uint32_t piecewise_bins() const { return piecewise_bins_; }
   // The history configuration the encoder was fitted with (keys, k, ...): what a service
   // needs to build a matching HistoryState. Empty keys when fitted without history.
   const HistoryConfig& history_config() const { return history_config_; }
@@ -117,6 +127,9 @@ class FeatureEncoder {
   void prepare_serving();
 
   std::vector<DenseColumn> dense_;
+  std::vector<PiecewiseColumn> piecewise_;
+  std::size_t piecewise_width_ = 0;
+  std::uint32_t piecewise_bins_ = 0;
   std::vector<CategoryColumn> cats_;
   std::size_t history_width_ = 0;
   HistoryConfig history_config_;

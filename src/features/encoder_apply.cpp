@@ -107,6 +107,7 @@ void FeatureEncoder::encode_one(const JobRecord& r, const float* history_feature
   if (p.block_size > 0)
     standardize_block(history_features + p.block_first_feature, p.block_mean.data(), p.block_inv_std.data(),
                       dense_out + p.block_begin, p.block_size);
+  if (piecewise_width_ > 0) apply_piecewise(piecewise_, dense_out, dense_out + dense_.size());
   // Every column's probe address first, so that the lookups' cache misses overlap (one
   // column per category field; more, from a field listed twice, hash again below).
   std::uint64_t hash[kNumFields];
@@ -132,7 +133,7 @@ EncodedBatch FeatureEncoder::encode_batch(const JobTable& t, std::span<const std
 
   EncodedBatch b;
   b.rows = n;
-  b.dense_width = dense_.size();
+  b.dense_width = dense_width();
   b.cat_width = cats_.size();
   b.cat_cardinality = cat_cardinality();
   b.dense.resize(n * b.dense_width);
@@ -185,6 +186,12 @@ EncodedBatch FeatureEncoder::encode_batch(const JobTable& t, std::span<const std
       for (auto j : history_columns) out[j] = standardize(dense_[j], h[dense_[j].index]);
     }
   }
+
+  if (piecewise_width_ > 0)
+    for (std::size_t i = 0; i < n; ++i) {
+      float* row = b.dense.data() + i * b.dense_width;
+      apply_piecewise(piecewise_, row, row + dense_.size());
+    }
 
   std::vector<std::uint32_t> lut;
   for (std::size_t j = 0; j < cats_.size(); ++j) {

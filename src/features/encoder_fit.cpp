@@ -210,6 +210,17 @@ FeatureEncoder FeatureEncoder::fit(const JobTable& t, std::span<const std::size_
     e.cats_.push_back(std::move(c));
   }
   e.prepare_serving();
+  if (options.piecewise_bins > 0) {
+    // The edges are quantiles of the standardized values: the dense columns' own encoding
+    // of the training rows, bins not yet added.
+    const EncodedBatch b = e.encode_batch(t, train_rows, history);
+    std::vector<std::uint32_t> numeric;
+    for (std::uint32_t j = 0; j < e.dense_.size(); ++j)
+      if (e.dense_[j].source != DenseSource::Missing) numeric.push_back(j);
+    e.piecewise_ = fit_piecewise(b.dense, b.rows, b.dense_width, numeric, options.piecewise_bins);
+    e.piecewise_width_ = piecewise_width(e.piecewise_);
+    e.piecewise_bins_ = options.piecewise_bins;
+  }
   return e;
 }
 
@@ -235,6 +246,10 @@ std::vector<std::string> FeatureEncoder::dense_names() const {
         out.push_back(c.index < history_names.size() ? history_names[c.index] : "history_" + std::to_string(c.index));
         break;
     }
+  }
+  for (const PiecewiseColumn& pc : piecewise_) {
+    const std::string base = out[pc.column];
+    for (std::size_t t = 1; t <= pc.bins(); ++t) out.push_back(base + "_bin" + std::to_string(t));
   }
   return out;
 }

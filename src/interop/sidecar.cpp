@@ -50,7 +50,14 @@ nlohmann::json encoder_json(const FeatureEncoder& enc) {
   }
   json cats = json::array();
   for (const auto& c : enc.category_columns()) cats.push_back({{"field", std::string(info(c.field).name)}, {"vocabulary", c.vocabulary}});
-  return {{"dense", dense}, {"categories", cats}, {"history_width", enc.history_width()}};
+  nlohmann::json out = {{"dense", dense}, {"categories", cats}, {"history_width", enc.history_width()}};
+  // Only when the encoder has bins, so that other sidecars keep their bytes.
+  if (!enc.piecewise_columns().empty()) {
+    json piecewise = json::array();
+    for (const PiecewiseColumn& pc : enc.piecewise_columns()) piecewise.push_back({{"dense_index", pc.column}, {"edges", pc.edges}});
+    out["piecewise"] = piecewise;
+  }
+  return out;
 }
 
 template <class T>

@@ -167,7 +167,9 @@ RetrainResult retrain(const JobTable& outcomes, const ModelFile& current, const 
     // distance from a history estimate (a fine-tune keeps the starting model's base), from
     // the same history keys at the same prediction time (or a service could not swap it in).
     fit.residual = !current.target.residual.empty();
-    const HistoryConfig history = FeatureEncoder::from_bytes(current.encoder, "the current model's encoder").history_config();
+    const FeatureEncoder encoder = FeatureEncoder::from_bytes(current.encoder, "the current model's encoder");
+    const HistoryConfig& history = encoder.history_config();
+    fit.encoder.piecewise_bins = encoder.piecewise_bins();
     fit.at = history.at;
     fit.request_key = std::find(history.keys.begin(), history.keys.end(), HistoryKey::UserRequest) != history.keys.end();
     fit.censored_rates = history.censored_rates;

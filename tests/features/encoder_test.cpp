@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -163,13 +164,13 @@ struct Fitted {
   HistoryMatrix history;
   FeatureEncoder encoder;
 };
-Fitted fit_random(std::size_t rows, unsigned seed) {
+Fitted fit_random(std::size_t rows, unsigned seed, const EncoderOptions& options = {}) {
   Fitted f{test::random_feature_table(rows, seed), {}, {}, {}};
   f.history_config = HistoryConfig::for_table(f.table);
   f.history = compute_history(f.table, f.history_config);
   std::vector<std::size_t> train(rows * 7 / 10);
   std::iota(train.begin(), train.end(), std::size_t{0});
-  f.encoder = FeatureEncoder::fit(f.table, train, &f.history, &f.history_config);
+  f.encoder = FeatureEncoder::fit(f.table, train, &f.history, &f.history_config, options);
   return f;
 }
 
@@ -280,6 +281,91 @@ TEST(Encoder, RefusesTruncatedCorruptedFutureOrLeakingBytes) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("wall_s"), std::string::npos) << e.what();
   }
+}
+
+// Piecewise bins (EncoderOptions::piecewise_bins) come after the dense columns, which stay
+// as they were to the bit; the bins are those of the dense values by the encoder's edges; one
+// job and a batch agree; the bytes round-trip and refuse every truncation.
+TEST(Encoder, PiecewiseBinsFollowTheDenseColumns) {
+  EncoderOptions with_bins;
+  with_bins.piecewise_bins = 6;
+  const Fitted plain = fit_random(800, 5), f = fit_random(800, 5, with_bins);
+  const FeatureEncoder& e = f.encoder;
+  const std::size_t base = plain.encoder.dense_width();
+  ASSERT_EQ(e.dense_columns().size(), base);
+  ASSERT_GT(e.piecewise_columns().size(), base / 2);  // most columns vary; the indicators get none
+  ASSERT_EQ(e.dense_width(), base + piecewise_width(e.piecewise_columns()));
+  EXPECT_EQ(e.piecewise_bins(), 6u);
+  const auto names = e.dense_names();
+  ASSERT_EQ(names.size(), e.dense_width());
+  const auto& first = e.piecewise_columns()[0];
+  EXPECT_EQ(names[base], names[first.column] + "_bin1");
+  for (const auto& pc : e.piecewise_columns()) {
+    EXPECT_LE(pc.bins(), 6u);
+    EXPECT_NE(e.dense_columns()[pc.column].source, DenseSource::Missing);
+  }
+
+  const auto rows = all_rows(f.table);
+  const EncodedBatch b = e.encode_batch(f.table, rows, &f.history);
+  const EncodedBatch p = plain.encoder.encode_batch(f.table, rows, &f.history);
+  std::vector<float> dense(e.dense_width());
+  std::vector<std::uint32_t> cats(e.cat_width());
+  JobRecord r;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_TRUE(test::same_bits(b.dense_row(i), p.dense_row(i), base)) << "row " << i;
+    // By hand, from the edges.
+    const float* bins = b.dense_row(i) + base;
+    for (const auto& pc : e.piecewise_columns()) {
+      const float x = b.dense_row(i)[pc.column];
+      for (std::size_t t = 1; t < pc.edges.size(); ++t, ++bins) {
+        const double lo = pc.edges[t - 1], hi = pc.edges[t];
+        const double want = x < lo ? -1.0 : x >= hi ? 1.0 : 2.0 * (x - lo) / (hi - lo) - 1.0;
+        ASSERT_NEAR(*bins, want, 1e-5) << "row " << i << " column " << pc.column << " bin " << t;
+      }
+    }
+    f.table.record(rows[i], r);
+    e.encode_one(r, f.history.row(rows[i]), dense.data(), cats.data());
+    ASSERT_TRUE(test::same_bits(dense.data(), b.dense_row(i), dense.size())) << "row " << i;
+  }
+
+  const auto bytes = e.to_bytes();
+  const FeatureEncoder back = FeatureEncoder::from_bytes(bytes, "encoder section");
+  EXPECT_EQ(back.to_bytes(), bytes);
+  EXPECT_EQ(back.piecewise_bins(), 6u);
+  const EncodedBatch bb = back.encode_batch(f.table, rows, &f.history);
+  EXPECT_TRUE(test::same_bits(bb.dense.data(), b.dense.data(), b.dense.size()));
+  for (std::size_t cut = 0; cut < bytes.size(); cut += 1 + bytes.size() / 60) {
+    std::vector<std::uint8_t> part(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut));
+    EXPECT_THROW(FeatureEncoder::from_bytes(part, "encoder section"), Error) << "cut " << cut;
+  }
+  // A sealed payload whose last edge falls below the one before it is refused by name.
+  auto payload = open_container(bytes, "TTLENC", 5, "x").payload;
+  const float lower = e.piecewise_columns().back().edges.front() - 1.0f;
+  std::memcpy(payload.data() + payload.size() - sizeof(float), &lower, sizeof(float));
+  try {
+    FeatureEncoder::from_bytes(seal_container("TTLENC", 5, payload), "encoder section");
+    FAIL() << "descending edges accepted";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("strictly ascending"), std::string::npos) << err.what();
+  }
+}
+
+// Version 5 carries the history configuration's optional bytes by flags: a configuration
+// made for match time with censored work rates round-trips with its bins.
+TEST(Encoder, PiecewiseBinsKeepAMatchTimeConfiguration) {
+  JobTable t = test::random_feature_table(500, 9);
+  HistoryConfig cfg = HistoryConfig::for_table(t);
+  cfg.at = PredictionTime::Match;
+  cfg.censored_rates = !cfg.work_fields.empty();
+  const HistoryMatrix h = compute_history(t, cfg);
+  const auto rows = all_rows(t);
+  EncoderOptions o;
+  o.piecewise_bins = 3;
+  const FeatureEncoder e = FeatureEncoder::fit(t, rows, &h, &cfg, o);
+  const FeatureEncoder back = FeatureEncoder::from_bytes(e.to_bytes(), "encoder section");
+  EXPECT_EQ(back.history_config(), cfg);
+  EXPECT_EQ(back.dense_width(), e.dense_width());
+  EXPECT_EQ(back.to_bytes(), e.to_bytes());
 }
 
 // Version 1 encoders (model files written before the work-rate statistics) still load: their

@@ -18,9 +18,12 @@
 namespace ttlpred {
 namespace {
 
-TEST(PredictHotPath, NoHeapAllocationAfterTheFirstCallOfABatchSize) {
-  const std::string path = test::temp_dir() + "/alloc.model";
-  test::write_test_model(path, 2);
+// A plain encoder and one with piecewise-linear bins (their columns are written in place).
+class PredictHotPath : public ::testing::TestWithParam<std::uint32_t> {};
+
+TEST_P(PredictHotPath, NoHeapAllocationAfterTheFirstCallOfABatchSize) {
+  const std::string path = test::temp_dir() + "/alloc-" + std::to_string(GetParam()) + ".model";
+  test::write_test_model(path, 2, {HistoryKey::All, HistoryKey::User}, PredictionTime::Submit, false, GetParam());
   const Predictor p = Predictor::load(path, {});
   const HistoryState history = p.initial_history();
   std::vector<JobRecord> jobs(8);
@@ -50,6 +53,9 @@ TEST(PredictHotPath, NoHeapAllocationAfterTheFirstCallOfABatchSize) {
   std::vector<Prediction> more_out(more.size());
   EXPECT_GT(test::counting_new::allocations_during([&] { p.predict(more, history, more_out); }), 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Encoders, PredictHotPath, ::testing::Values(0u, 4u),
+                         [](const auto& info) { return info.param == 0 ? std::string("Plain") : std::string("PiecewiseBins"); });
 
 }  // namespace
 }  // namespace ttlpred

@@ -269,10 +269,22 @@ JobTable spaced_jobs(std::size_t n, unsigned seed) {
   return t;
 }
 
-TEST(Predictor, ServingPathEqualsEvaluationPathJobByJob) {
+// The test model, and the same with piecewise-linear bins in its encoder.
+const std::string& piecewise_model_path() {
+  static const std::string path = [] {
+    const std::string p = test::temp_dir() + "/predict-bins.model";
+    test::write_test_model(p, 1, {HistoryKey::All, HistoryKey::User}, PredictionTime::Submit, false, 4);
+    return p;
+  }();
+  return path;
+}
+
+class ServingPath : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ServingPath, EqualsEvaluationPathJobByJob) {
   PredictorOptions no_cap;
   no_cap.max_ttl_s = 0;
-  const Predictor p = Predictor::load(model_path(), no_cap);
+  const Predictor p = Predictor::load(GetParam() ? piecewise_model_path() : model_path(), no_cap);
   const JobTable t = spaced_jobs(200, 3);
   HistoryState walked = p.initial_history();
   const HistoryMatrix hm = compute_history(t, walked);
@@ -303,6 +315,9 @@ TEST(Predictor, ServingPathEqualsEvaluationPathJobByJob) {
   EXPECT_GT(differ_from_first, 150u);
   EXPECT_EQ(live.observed(), walked.observed());
 }
+
+INSTANTIATE_TEST_SUITE_P(Encoders, ServingPath, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? std::string("PiecewiseBins") : std::string("Plain"); });
 
 TEST(Predictor, JobsWithoutSubmitTimeArePredictedFromTheEndStateOnBothPaths) {
   const Predictor p = Predictor::load(model_path(), {});
