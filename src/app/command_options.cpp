@@ -296,9 +296,9 @@ void add_model_choice_options(CLI::App& cmd, ModelChoiceOptions& choices) {
       ->capture_default_str();
   cmd.add_option("--piecewise-bins", choices.piecewise_bins,
                  "N (2-" + std::to_string(kMaxPiecewiseBins) +
-                     "): the network also reads each numeric input as N piecewise-linear bins at the quantiles of "
-                     "its training values (a weight per bin, not one per input: Gorishniy et al. 2022); 0: the "
-                     "inputs alone")
+                     "): the network also reads each numeric field of the job (its request, cores ...) as N "
+                     "piecewise-linear bins at the quantiles of its training values (a weight per bin, not one per "
+                     "input: Gorishniy et al. 2022); 0: the inputs alone")
       ->check(CLI::Range(0u, kMaxPiecewiseBins) &
               CLI::Validator([](std::string& v) { return v == "1" ? std::string("one bin encodes nothing: 0 or 2 and more") : std::string(); },
                              "", "not one"))

@@ -8,7 +8,7 @@
 // features. Every dense column is standardized with the training mean and std; a missing
 // value becomes 0 (the training mean) after standardization.
 // Piecewise part (EncoderOptions::piecewise_bins, off by default): after the dense columns,
-// the piecewise-linear bins of every numeric dense column (features/piecewise_encoding.hpp).
+// the piecewise-linear bins of every numeric field's column (features/piecewise_encoding.hpp).
 // Categorical part: one column per category field; vocabulary = values seen at least
 // `min_category_count` times in training; index 0 = unknown / out of vocabulary.
 // docs/features.md has the full list.
@@ -66,8 +66,9 @@ struct EncoderOptions {
   // the training rows, minus identifiers: job_id, master_job_id, submit_time, and names of
   // productions, releases and runs: production_tag, package, pass_name, anchor_run).
   std::vector<Field> fields;
-  // Bins of the piecewise-linear encoding of each numeric dense column (2 to
-  // kMaxPiecewiseBins); 0: none. The bins come after the dense columns, which stay as they are.
+  // Bins of the piecewise-linear encoding of each numeric field's column (DenseSource::Field;
+  // 2 to kMaxPiecewiseBins); 0: none. The bins come after the dense columns, which stay as
+  // they are.
   std::uint32_t piecewise_bins = 0;
 };
 

@@ -212,11 +212,12 @@ FeatureEncoder FeatureEncoder::fit(const JobTable& t, std::span<const std::size_
   e.prepare_serving();
   if (options.piecewise_bins > 0) {
     // The edges are quantiles of the standardized values: the dense columns' own encoding
-    // of the training rows, bins not yet added.
+    // of the training rows, bins not yet added. Only the job's own numbers are binned, not its
+    // history statistics, cyclic time or indicators (why: docs/ACCURACY.md).
     const EncodedBatch b = e.encode_batch(t, train_rows, history);
     std::vector<std::uint32_t> numeric;
     for (std::uint32_t j = 0; j < e.dense_.size(); ++j)
-      if (e.dense_[j].source != DenseSource::Missing) numeric.push_back(j);
+      if (e.dense_[j].source == DenseSource::Field) numeric.push_back(j);
     e.piecewise_ = fit_piecewise(b.dense, b.rows, b.dense_width, numeric, options.piecewise_bins);
     e.piecewise_width_ = piecewise_width(e.piecewise_);
     e.piecewise_bins_ = options.piecewise_bins;

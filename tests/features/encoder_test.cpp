@@ -293,7 +293,11 @@ TEST(Encoder, PiecewiseBinsFollowTheDenseColumns) {
   const FeatureEncoder& e = f.encoder;
   const std::size_t base = plain.encoder.dense_width();
   ASSERT_EQ(e.dense_columns().size(), base);
-  ASSERT_GT(e.piecewise_columns().size(), base / 2);  // most columns vary; the indicators get none
+  // The numeric fields that vary get bins; history, cyclic time and indicators none.
+  std::size_t fields = 0;
+  for (const auto& c : e.dense_columns()) fields += c.source == DenseSource::Field;
+  ASSERT_GE(e.piecewise_columns().size(), 3u);
+  ASSERT_LE(e.piecewise_columns().size(), fields);
   ASSERT_EQ(e.dense_width(), base + piecewise_width(e.piecewise_columns()));
   EXPECT_EQ(e.piecewise_bins(), 6u);
   const auto names = e.dense_names();
@@ -302,7 +306,7 @@ TEST(Encoder, PiecewiseBinsFollowTheDenseColumns) {
   EXPECT_EQ(names[base], names[first.column] + "_bin1");
   for (const auto& pc : e.piecewise_columns()) {
     EXPECT_LE(pc.bins(), 6u);
-    EXPECT_NE(e.dense_columns()[pc.column].source, DenseSource::Missing);
+    EXPECT_EQ(e.dense_columns()[pc.column].source, DenseSource::Field);
   }
 
   const auto rows = all_rows(f.table);
