@@ -212,9 +212,12 @@ FeatureEncoder FeatureEncoder::fit(const JobTable& t, std::span<const std::size_
   e.prepare_serving();
   if (options.piecewise_bins > 0) {
     // The edges are quantiles of the standardized values: the dense columns' own encoding
-    // of the training rows, bins not yet added. Only the job's own numbers are binned, not its
-    // history statistics, cyclic time or indicators (why: docs/ACCURACY.md).
-    const EncodedBatch b = e.encode_batch(t, train_rows, history);
+    // of (a sample of) the training rows, bins not yet added. Only the job's own numbers are
+    // binned, not its history statistics, cyclic time or indicators (why: docs/ACCURACY.md).
+    const std::size_t m = std::min(n, kPiecewiseSampleRows);
+    std::vector<std::size_t> sample(m);
+    for (std::size_t i = 0; i < m; ++i) sample[i] = train_rows[i * n / m];
+    const EncodedBatch b = e.encode_batch(t, sample, history);
     std::vector<std::uint32_t> numeric;
     for (std::uint32_t j = 0; j < e.dense_.size(); ++j)
       if (e.dense_[j].source == DenseSource::Field) numeric.push_back(j);

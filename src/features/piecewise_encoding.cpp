@@ -15,16 +15,15 @@ std::vector<PiecewiseColumn> fit_piecewise(std::span<const float> values, std::s
   if (values.size() != rows * width) throw Error("piecewise encoding: the matrix is not rows x width");
   std::vector<PiecewiseColumn> out;
   if (rows == 0) return out;
-  const std::size_t sample = std::min(rows, kPiecewiseSampleRows);
-  std::vector<float> v(sample);
+  std::vector<float> v(rows);
   for (const std::uint32_t j : columns) {
     if (j >= width) throw Error("piecewise encoding: column " + std::to_string(j) + " is past the matrix");
-    for (std::size_t i = 0; i < sample; ++i) v[i] = values[(i * rows / sample) * width + j];
+    for (std::size_t i = 0; i < rows; ++i) v[i] = values[i * width + j];
     std::sort(v.begin(), v.end());
     PiecewiseColumn pc;
     pc.column = j;
     for (std::uint32_t q = 0; q <= bins; ++q) {
-      const float x = v[q * (sample - 1) / bins];
+      const float x = v[q * (rows - 1) / bins];
       if (std::isfinite(x) && (pc.edges.empty() || x > pc.edges.back())) pc.edges.push_back(x);
     }
     if (pc.edges.size() >= 3) out.push_back(std::move(pc));

@@ -9,8 +9,8 @@
 // give it one per bin, a shape a tree gets from its splits: on the real traces that is where
 // the network lost to gradient-boosted trees (docs/ACCURACY.md has the numbers).
 //
-// The encoder (features/encoder.hpp) appends the bins of its numeric columns after its dense
-// columns; fit and apply live here so that they can be tested alone, and the sidecar
+// The encoder (features/encoder.hpp) appends the bins of its numeric field columns after its
+// dense columns; fit and apply live here so that they can be tested alone, and the sidecar
 // (interop/sidecar.cpp) writes the same edges for serving stacks outside ttlpred.
 #include <cstdint>
 #include <span>
@@ -20,8 +20,8 @@
 namespace ttlpred {
 
 inline constexpr std::uint32_t kMaxPiecewiseBins = 64;
-// Edges are quantiles of at most this many training rows (evenly spaced): a 1 M-job fit
-// sorts a sample, not every value.
+// The encoder takes the edges from at most this many training rows (evenly spaced): a 1 M-job
+// fit encodes and sorts a sample, not every row.
 inline constexpr std::size_t kPiecewiseSampleRows = 100000;
 
 struct PiecewiseColumn {
