@@ -13,6 +13,12 @@ BIN = os.environ.get("TTLPRED_BIN", str(ROOT / "build" / "ttlpred"))
 SHARED = pathlib.Path(os.environ.get("TTLPRED_SHARED_DIR", str(ROOT.parent / "shared")))
 KTH = SHARED / "data" / "traces" / "KTH-SP2__log.swf"
 
+# Model files stamp their creation time to the second (model/creation_time.hpp): tests that
+# compare two trainings' bytes would differ whenever a second boundary fell between them (as
+# they did now and then in the slow coverage build). A fixed SOURCE_DATE_EPOCH makes every
+# training here, in this process and in the CLI it runs, stamp the same time.
+os.environ["SOURCE_DATE_EPOCH"] = "1700000000"
+
 # A small, fast model: the round trips test equality, not accuracy. One training thread keeps
 # the CLI's and Python's training runs identical.
 TRAIN_ARGS = ["--hidden", "32,32", "--epochs", "2", "--threads", "1", "--seed", "7", "--quiet"]

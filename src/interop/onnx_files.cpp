@@ -1,10 +1,10 @@
 #include "interop/onnx_files.hpp"
 
-#include <ctime>
 
 #include "features/encoder.hpp"
 #include "interop/onnx_graph.hpp"
 #include "interop/sidecar.hpp"
+#include "model/creation_time.hpp"
 #include "quant/calibration_io.hpp"
 #include "util/error.hpp"
 #include "util/file_io.hpp"
@@ -79,12 +79,7 @@ ModelFile import_onnx(const std::string& onnx_path, const std::string& sidecar_p
                   std::to_string(m.mlp.embeddings[i].cardinality) + " rows, the encoder's vocabulary " + std::to_string(card[i]) +
                   " (unknown bucket included)");
 
-  char when[32];
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  m.meta.created_utc = when;
+  m.meta.created_utc = model_creation_time_utc();
   m.meta.ttlpred_version = kVersion;
   m.meta.config_json = nlohmann::json{{"imported_onnx", onnx_path.substr(onnx_path.rfind('/') + 1)},
                                       {"sidecar", sidecar_path.substr(sidecar_path.rfind('/') + 1)},

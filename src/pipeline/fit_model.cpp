@@ -4,12 +4,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <numeric>
 
 #include <nlohmann/json.hpp>
 
 #include "features/history.hpp"
+#include "model/creation_time.hpp"
 #include "pipeline/censored_outcomes.hpp"
 #include "pipeline/history_estimates.hpp"
 #include "pipeline/model_checks.hpp"
@@ -24,15 +24,6 @@
 
 namespace ttlpred {
 namespace {
-
-std::string now_utc_iso() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::vector<std::size_t> iota_rows(std::size_t begin, std::size_t end) {
   std::vector<std::size_t> r(end - begin);
@@ -257,7 +248,7 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
     m.provenance.trace_format = options.init->provenance.trace_format;
     m.provenance.trace_name = options.init->provenance.trace_name;
   }
-  m.meta.created_utc = now_utc_iso();
+  m.meta.created_utc = model_creation_time_utc();
   m.meta.metrics_json = metrics.dump();
   m.meta.config_json = train_config_json(options.train);
   m.meta.ttlpred_version = kVersion;
