@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <regex>
 #include <string>
 
 #include "model/creation_time.hpp"
@@ -37,10 +36,21 @@ TEST(CreationTime, SourceDateEpochNamesTheTime) {
   }
 }
 
+// "YYYY-MM-DDTHH:MM:SSZ" with digits where the pattern has 9 (no std::regex: g++ 12 warns
+// inside it under the sanitizers).
+bool looks_like_a_stamp(const std::string& s) {
+  const std::string pattern = "9999-99-99T99:99:99Z";
+  if (s.size() != pattern.size()) return false;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (pattern[i] == '9' ? !(s[i] >= '0' && s[i] <= '9') : s[i] != pattern[i]) return false;
+  return true;
+}
+
 TEST(CreationTime, WithoutItTheStampIsNow) {
   for (const char* unset : {static_cast<const char*>(nullptr), ""}) {  // an empty one counts as unset
     EpochScope scope(unset);
-    EXPECT_TRUE(std::regex_match(model_creation_time_utc(), std::regex(R"(20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
+    const std::string stamp = model_creation_time_utc();
+    EXPECT_TRUE(looks_like_a_stamp(stamp) && stamp.compare(0, 2, "20") == 0) << stamp;
   }
 }
 
