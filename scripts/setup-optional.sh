@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Optional tools for the checks that skip without them (nothing else needs them): Python ones
-#   onnxruntime  - tests/interop: runs `ttlpred export`'s graph and compares with ttlpred
+#   onnxruntime  - tests/interop: runs `ttlpred export`'s graphs (fp32 and int8) and compares
+#                  with ttlpred; scripts/runtime-bench.py times them
+#   openvino     - the same for OpenVINO's CPU plugin
 #   schemathesis - scripts/check-openapi.sh: checks the running service against docs/openapi.json
 #                  (hypothesis pinned below 6.130: later ones removed an API hypothesis-jsonschema
 #                  0.23 calls, and generation fails with "'many' object has no attribute 'more'")
@@ -10,7 +12,7 @@ python=${PYTHON:-python3}
 extra=()
 "$python" -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)' 2>/dev/null || extra=(--user)
 [ -w "$("$python" -c 'import site,sys; print(sys.prefix)')" ] && extra=()
-"$python" -m pip install --quiet "${extra[@]}" "onnxruntime>=1.16" "schemathesis>=3.19,<4" "hypothesis<6.130"
+"$python" -m pip install --quiet "${extra[@]}" "onnxruntime>=1.16" "openvino>=2024.0" "schemathesis>=3.19,<4" "hypothesis<6.130"
 # A dev tool, not a product dependency: llvm-mca (Debian llvm-14) for scripts/mca-loop.py, the
 # static throughput estimates of the kernels' inner loops in docs/PERFORMANCE.md. CI, which
 # runs no estimate, skips it (TTLPRED_DEV_TOOLS=0).

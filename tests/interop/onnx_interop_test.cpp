@@ -369,71 +369,111 @@ TEST(OnnxExport, TheSidecarsSafeTtlRuleReproducesPredict) {
   EXPECT_EQ(sidecar_disagreement(no_request_path), "");
 }
 
-TEST(OnnxExport, OnnxRuntimeComputesWhatTtlpredComputes) {
+// What the runtime tests feed both sides: 256 random encoded inputs of the exported model and
+// ttlpred's answers on them, from the fp32 plan (`fp32`) and from the int8-static plan of the
+// model quantized by `ttlpred quantize` and exported with `--int8` (`int8`, graph `int8_onnx`).
+// Built once; `error` says why not (the test fails with it), and `built` is false where the
+// program is absent (the tests skip).
+struct RuntimeCases {
+  bool built = false;
+  std::string error, fp32, int8, int8_onnx;
+};
+
+void write_cases(const std::string& path, const std::vector<float>& dense, const std::vector<std::uint32_t>& cats,
+                 const std::vector<float>& t, std::size_t dense_width, std::size_t cat_width) {
+  nlohmann::json cases;
+  for (std::size_t r = 0; r < t.size(); ++r) {
+    cases["dense"].push_back(std::vector<float>(dense.begin() + static_cast<long>(r * dense_width),
+                                                dense.begin() + static_cast<long>((r + 1) * dense_width)));
+    cases["categories"].push_back(std::vector<std::uint32_t>(cats.begin() + static_cast<long>(r * cat_width),
+                                                             cats.begin() + static_cast<long>((r + 1) * cat_width)));
+    cases["t"].push_back(t[r]);
+  }
+  std::ofstream(path) << cases.dump();
+}
+
+const RuntimeCases& runtime_cases() {
+  static const RuntimeCases c = [] {
+    RuntimeCases x;
+    const CliExport& e = cli_export();
+    if (!e.built) return x;
+    const ModelFile m = load_model_file(e.files.model);
+    if (m.mlp.layers.size() != 4u) {
+      x.error = "the exported model has " + std::to_string(m.mlp.layers.size()) + " layers, not the default 4";
+      return x;
+    }
+    std::mt19937_64 rng(11);
+    std::normal_distribution<float> nd(0, 1);
+    const std::size_t rows = 256, width = m.mlp.dense_inputs, cat_width = m.mlp.embeddings.size();
+    std::vector<float> dense(rows * width);
+    for (auto& v : dense) v = nd(rng);
+    std::vector<std::uint32_t> cats(rows * cat_width);
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t k = 0; k < cat_width; ++k)
+        cats[r * cat_width + k] = static_cast<std::uint32_t>(rng() % m.mlp.embeddings[k].cardinality);
+    std::vector<float> t(rows);
+    engine::compile(m.mlp, engine::Variant::Fp32).predict(dense.data(), cats.data(), rows, t.data());
+    x.fp32 = e.dir + "/runtime-cases-fp32.json";
+    write_cases(x.fp32, dense, cats, t, width, cat_width);
+
+    // The QDQ graph carries the 8-bit activation grid that the scalar, VNNI and AMX kernels
+    // run; the AVX2 and AVX-512 BW kernels keep 7-bit activations (vpmaddubsw would saturate
+    // its int16 pair sums), a coarser grid a host without VNNI picks by itself. The reference
+    // is pinned to the scalar kernels so that it checks the exported grid on every host.
+    std::string out;
+    x.int8_onnx = e.dir + "/q.onnx";
+    for (const std::string& step : {"quantize --model '" + e.files.model + "' --calib '" + e.trace + "' --out '" + e.dir + "/q.model'",
+                                    "export --int8 --model '" + e.dir + "/q.model' --onnx '" + x.int8_onnx + "'"})
+      if (test::run_cli(step, &out) != 0) {
+        x.error = "ttlpred " + step + " failed:\n" + out;
+        return x;
+      }
+    engine::CompileOptions scalar;
+    scalar.isa = engine::Isa::Scalar;
+    engine::compile(load_model_file(e.dir + "/q.model"), engine::Variant::Int8Static, scalar, "q.model")
+        .predict(dense.data(), cats.data(), rows, t.data());
+    x.int8 = e.dir + "/runtime-cases-int8.json";
+    write_cases(x.int8, dense, cats, t, width, cat_width);
+    x.built = true;
+    return x;
+  }();
+  return c;
+}
+
+// ONNX Runtime and OpenVINO (optional, from PyPI: scripts/setup-optional.sh), each in the first
+// of python3 and /usr/bin/python3 that has it, on the exported graphs (tests/interop/
+// runtime_check.py).
+// - fp32 graph against ttlpred's fp32 engine: 1e-5 relative.
+// - int8 graph against ttlpred's int8-static plan on the same inputs: the same int8 grid, but
+//   the runtimes round x / scale where ttlpred's kernels round x * (1 / scale), and each
+//   requantizes from int32 sums its own way, so at each of the four quantized inputs a code
+//   may differ by one step (with ONNX Runtime a tenth of the rows differ; the largest
+//   difference seen is 0.036 over 20,000 rows, where each is 0.08 from the fp32 network).
+//   Judged against one standard deviation of the target (floor 1) at the int8-static
+//   variant's own bound against the FP64 reference (engine/variants_test.cpp: 5e-2): a wrong
+//   scale, zero point or weight order moves outputs by whole deviations. And the runtime must
+//   run it as int8: every product an integer kernel, none a float one.
+class RuntimeRunsTheExport : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RuntimeRunsTheExport, AndComputesWhatTtlpredComputes) {
+  const std::string runtime = GetParam();
   std::string python;
   for (const std::string& py : {std::string("python3"), std::string("/usr/bin/python3")})
-    if (python_has(py, "onnxruntime")) {
+    if (python_has(py, runtime)) {
       python = py;
       break;
     }
-  if (python.empty()) GTEST_SKIP() << "onnxruntime not installed (optional: scripts/setup-optional.sh)";
-  const CliExport& c = cli_export();
+  if (python.empty()) GTEST_SKIP() << runtime << " not installed (optional: scripts/setup-optional.sh)";
+  const RuntimeCases& c = runtime_cases();
+  ASSERT_EQ(c.error, "");
   if (!c.built) GTEST_SKIP() << "ttlpred not built";
-  const std::string& dir = c.dir;
-  const Exported& e = c.files;
-  std::string out;
-  const ModelFile m = load_model_file(e.model);
-  ASSERT_EQ(m.mlp.layers.size(), 4u);
-  // Random encoded inputs, and ttlpred's fp32 engine on them.
-  std::mt19937_64 rng(11);
-  std::normal_distribution<float> nd(0, 1);
-  const std::size_t rows = 256;
-  std::vector<float> dense(rows * m.mlp.dense_inputs);
-  for (auto& v : dense) v = nd(rng);
-  std::vector<std::uint32_t> cats(rows * m.mlp.embeddings.size());
-  for (std::size_t r = 0; r < rows; ++r)
-    for (std::size_t k = 0; k < m.mlp.embeddings.size(); ++k)
-      cats[r * m.mlp.embeddings.size() + k] = static_cast<std::uint32_t>(rng() % m.mlp.embeddings[k].cardinality);
-  const engine::Plan plan = engine::compile(m.mlp, engine::Variant::Fp32);
-  std::vector<float> t(rows);
-  plan.predict(dense.data(), cats.data(), rows, t.data());
-  nlohmann::json cases;
-  for (std::size_t r = 0; r < rows; ++r) {
-    cases["dense"].push_back(std::vector<float>(dense.begin() + static_cast<long>(r * m.mlp.dense_inputs),
-                                                dense.begin() + static_cast<long>((r + 1) * m.mlp.dense_inputs)));
-    cases["categories"].push_back(std::vector<std::uint32_t>(cats.begin() + static_cast<long>(r * m.mlp.embeddings.size()),
-                                                             cats.begin() + static_cast<long>((r + 1) * m.mlp.embeddings.size())));
-    cases["t"].push_back(t[r]);
-  }
-  const std::string path = test::temp_dir() + "/ort-cases.json";
-  std::ofstream(path) << cases.dump();
-  EXPECT_EQ(shell(python + " '" + here("onnxruntime_check.py") + "' '" + e.onnx + "' '" + path + "' 1e-5"), 0);
-
-  // The int8-static variant as QDQ, against ttlpred's int8-static plan on the same inputs:
-  // the same int8 grid, but ONNX Runtime rounds x / scale where ttlpred's kernels round
-  // x * (1 / scale), and its QGemm requantizes from int32 sums its own way, so at each of the
-  // four quantized inputs a code may differ by one step (a tenth of the rows differ; the
-  // largest difference seen is 0.036 over 20,000 rows, where each is 0.08 from the fp32
-  // network). Judged against one standard deviation of the target (floor 1) at the
-  // int8-static variant's own bound against the FP64 reference (engine/variants_test.cpp:
-  // 5e-2): a wrong scale, zero point or weight order moves outputs by whole deviations. And
-  // ONNX Runtime must run it as int8: every product in its profile an integer kernel
-  // (QGemm), none a float Gemm.
-  ASSERT_EQ(test::run_cli("quantize --model '" + e.model + "' --calib '" + dir + "/trace.csv' --out '" + dir + "/q.model'", &out), 0) << out;
-  ASSERT_EQ(test::run_cli("export --int8 --model '" + dir + "/q.model' --onnx '" + dir + "/q.onnx'", &out), 0) << out;
-  const ModelFile qm = load_model_file(dir + "/q.model");
-  // The QDQ graph carries the 8-bit activation grid that the scalar, VNNI and AMX kernels run;
-  // the AVX2 and AVX-512 BW kernels keep 7-bit activations (vpmaddubsw would saturate its
-  // int16 pair sums), a coarser grid a host without VNNI picks by itself. The comparison is
-  // pinned to the scalar kernels so that it checks the exported grid on every host.
-  engine::CompileOptions scalar;
-  scalar.isa = engine::Isa::Scalar;
-  const engine::Plan qplan = engine::compile(qm, engine::Variant::Int8Static, scalar, "q.model");
-  qplan.predict(dense.data(), cats.data(), rows, t.data());
-  for (std::size_t r = 0; r < rows; ++r) cases["t"][r] = t[r];
-  std::ofstream(path) << cases.dump();
-  EXPECT_EQ(shell(python + " '" + here("onnxruntime_check.py") + "' '" + dir + "/q.onnx' '" + path + "' 5e-2 1 int8"), 0);
+  const std::string check = python + " '" + here("runtime_check.py") + "' " + runtime + " '";
+  EXPECT_EQ(shell(check + cli_export().files.onnx + "' '" + c.fp32 + "' 1e-5"), 0);
+  EXPECT_EQ(shell(check + c.int8_onnx + "' '" + c.int8 + "' 5e-2 1 int8"), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(OnnxExport, RuntimeRunsTheExport, ::testing::Values("onnxruntime", "openvino"),
+                         [](const auto& info) { return std::string(info.param); });
 
 }  // namespace
 }  // namespace ttlpred
