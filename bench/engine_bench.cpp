@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/plan.hpp"
-#include "quant/calibration.hpp"
+#include "quant/activation_ranges.hpp"
 
 namespace {
 
@@ -45,7 +45,7 @@ void BM_PlanPredict(benchmark::State& state) {
   std::normal_distribution<float> nd(0.0f, 1.0f);
   for (float& v : inputs) v = nd(rng);
   engine::CompileOptions opt;
-  opt.calibration = ttlpred::quant::calibrate(model, inputs.data(), nullptr, std::min<std::size_t>(64 * batch, 1024));
+  opt.calibration = ttlpred::quant::measure_activation_ranges(model, inputs.data(), nullptr, std::min<std::size_t>(64 * batch, 1024));
   const engine::Plan plan = engine::compile(model, variant, opt);
   std::vector<float> out(batch);
   std::size_t i = 0;

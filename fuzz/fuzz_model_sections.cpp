@@ -28,7 +28,7 @@
 #include "model/quantile_ttl.hpp"
 #include "model/reference_forward.hpp"
 #include "model/safe_ttl.hpp"
-#include "quant/calibration_io.hpp"
+#include "quant/activation_ranges_io.hpp"
 #include "util/binary_io.hpp"
 #include "util/error.hpp"
 
@@ -117,10 +117,10 @@ void history_state(std::uint32_t version, const std::vector<std::uint8_t>& paylo
 }
 
 void int8_calibration(const std::vector<std::uint8_t>& payload) {
-  quant::CalibrationTable t;
-  if (!reads([&] { t = quant::parse_calibration(payload, kWhat); })) return;
-  const auto saved = quant::calibration_bytes(t);
-  if (quant::calibration_bytes(quant::parse_calibration(saved, "saved")) != saved)
+  quant::ActivationRanges t;
+  if (!reads([&] { t = quant::parse_activation_ranges(payload, kWhat); })) return;
+  const auto saved = quant::activation_ranges_bytes(t);
+  if (quant::activation_ranges_bytes(quant::parse_activation_ranges(saved, "saved")) != saved)
     broken("an accepted calibration table does not round-trip");
 }
 

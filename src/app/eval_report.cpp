@@ -5,7 +5,7 @@
 namespace ttlpred::app {
 namespace {
 
-nlohmann::json metrics_json(const Metrics& m) {
+nlohmann::json metrics_json(const AccuracyMetrics& m) {
   return {{"rows_scored", m.rows},
           {"rmse_hours", number_or_null(m.rmse_hours)},
           {"mae_hours", number_or_null(m.mae_hours)},
@@ -61,7 +61,7 @@ nlohmann::json evaluation_json(const Evaluation& e) {
 }
 
 void print_evaluation(std::FILE* out, const Evaluation& e) {
-  const Metrics& m = e.metrics;
+  const AccuracyMetrics& m = e.metrics;
   // The split's own count: the jobs of this trace before the scored ones. The model's own
   // training count is its provenance's (cmd_eval prints it), which differs on another trace.
   std::fprintf(out, "  scored %zu jobs, after the first %zu of this trace\n", m.rows, e.train_rows);

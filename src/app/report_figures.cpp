@@ -35,7 +35,7 @@ ScoredOutcomes scored_outcomes(const ChronologicalSplit& split) {
 }
 
 KillRatePoint rule_point(double setting, const ScoredOutcomes& o, const std::vector<float>& ttl) {
-  const Metrics m = compute_metrics(o.wall, ttl, ttl, o.requested);
+  const AccuracyMetrics m = compute_metrics(o.wall, ttl, ttl, o.requested);
   return {setting, m.kill_rate, m.mean_safe_ttl_hours};
 }
 

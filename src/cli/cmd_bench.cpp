@@ -25,8 +25,8 @@
 #include "engine/plan.hpp"
 #include "model/model_file.hpp"
 #include "predict/device.hpp"
-#include "quant/calibration.hpp"
-#include "quant/calibration_io.hpp"
+#include "quant/activation_ranges.hpp"
+#include "quant/activation_ranges_io.hpp"
 #include "util/error.hpp"
 #ifdef TTLPRED_WITH_CUDA
 #include <iostream>
@@ -193,13 +193,13 @@ void run_bench(const BenchOptions& o) {
   for (std::size_t r = 0; r < pool_rows; ++r)
     for (std::size_t j = 0; j < n_cat; ++j)
       cat_pool[r * n_cat + j] = static_cast<std::uint32_t>(rng() % model.embeddings[j].cardinality);
-  quant::CalibrationOptions calib_opt;
-  calib_opt.method = quant::CalibMethod::Percentile;
+  quant::ActivationRangeOptions calib_opt;
+  calib_opt.method = quant::RangeMethod::Percentile;
   const std::size_t calib_rows = std::min<std::size_t>(pool_rows, 2048);
   if (!file.int8_calibration.empty())
-    copt.calibration = quant::parse_calibration(file.int8_calibration, o.model + " int8 calibration");
+    copt.calibration = quant::parse_activation_ranges(file.int8_calibration, o.model + " int8 calibration");
   else  // calibrated here on the random inputs
-    copt.calibration = quant::calibrate(model, pool.data(), n_cat ? cat_pool.data() : nullptr, calib_rows, calib_opt);
+    copt.calibration = quant::measure_activation_ranges(model, pool.data(), n_cat ? cat_pool.data() : nullptr, calib_rows, calib_opt);
 
   // Rows of the call-th input slot: a stride that visits all slots of the pool.
   auto slot_row = [&](std::size_t batch, std::size_t call) { return (call * 7919 % (pool_rows / batch)) * batch; };

@@ -93,7 +93,7 @@ std::string markdown_report(const PipelineOptions& o, const std::string& trace, 
   md += "|---|---|---|---|---|---|---|---|---|---|\n";
   const double base = rows.empty() ? 0 : rows.front().eval.metrics.rmse_hours;
   for (const auto& r : rows) {
-    const Metrics& m = r.eval.metrics;
+    const AccuracyMetrics& m = r.eval.metrics;
     std::snprintf(buf, sizeof buf, "| %s | %s | %s | %.3f | %+.2f%% | %.3f%%%s | %.3f | %.3f | %.2f / %.2f | %.1f |\n",
                   r.name.c_str(), r.training.c_str(), r.isa.c_str(), m.rmse_hours, 100 * (m.rmse_hours / base - 1), 100 * m.kill_rate,
                   r.eval.kill_rate_above_alpha() ? " **above alpha**" : "",
@@ -166,7 +166,7 @@ void run_pipeline(const PipelineOptions& o) {
   model.provenance.trace_name = "alice-default.csv.gz";
 
   step(3, steps, "quantize: int8 activation ranges from the training jobs");
-  add_int8_calibration(model, split.jobs, quant::CalibrationOptions{}, 65536, split.train_rows);
+  add_int8_calibration(model, split.jobs, quant::ActivationRangeOptions{}, 65536, split.train_rows);
   const std::string model_path = o.out + "/model.ttlp";
   save_model_file(model_path, model);
   std::printf("wrote %s (trained in %.0f s)\n", model_path.c_str(), c.seconds());

@@ -24,10 +24,10 @@ struct QuantizeOptions {
 
 void run_quantize(const QuantizeOptions& o) {
   ModelFile model = load_model_file(o.model);
-  quant::CalibrationOptions co;
-  co.method = quant::calib_method_from_name(o.method);
+  quant::ActivationRangeOptions co;
+  co.method = quant::range_method_from_name(o.method);
   co.percentile = o.percentile;
-  quant::CalibrationTable ranges;
+  quant::ActivationRanges ranges;
   if (o.split < 1.0) {
     // The protocol's training part only: the jobs the model learned from, in submit order.
     const ChronologicalSplit split = chronological_split(load_trace(o.calib, true), o.split);

@@ -49,7 +49,7 @@ void run_report(const ReportOptions& o) {
 
   report::HtmlPage page("ttlpred report: " + o.model.substr(o.model.rfind('/') + 1) + " on " +
                         o.data.substr(o.data.rfind('/') + 1));
-  const Metrics& m = e.metrics;
+  const AccuracyMetrics& m = e.metrics;
   const TrainingProvenance& learned = predictor.model().provenance;
   const std::string model_fact =
       learned.empty() ? o.model

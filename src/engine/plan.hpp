@@ -15,7 +15,7 @@
 #include "engine/variant.hpp"
 #include "model/model_input.hpp"
 #include "model/mlp.hpp"
-#include "quant/calibration.hpp"
+#include "quant/activation_ranges.hpp"
 
 namespace ttlpred::engine {
 
@@ -25,7 +25,7 @@ struct CompileOptions {
   // the AVX-512 and AMX kernels on hosts without them. Many times slower; never a default.
   bool emulated = false;
   // Activation ranges for int8-static and int8-2:4 (quant::calibrate, or a model file's).
-  std::optional<quant::CalibrationTable> calibration;
+  std::optional<quant::ActivationRanges> calibration;
 };
 
 class Plan {

@@ -5,7 +5,7 @@
 #include "interop/onnx_graph.hpp"
 #include "interop/sidecar.hpp"
 #include "model/creation_time.hpp"
-#include "quant/calibration_io.hpp"
+#include "quant/activation_ranges_io.hpp"
 #include "util/error.hpp"
 #include "util/file_io.hpp"
 #include "util/version.hpp"
@@ -33,7 +33,7 @@ void export_onnx(const ModelFile& m, const std::string& onnx_path, const std::st
   if (int8) {
     if (m.int8_calibration.empty())
       throw Error("ONNX export --int8: the model has no int8 calibration (run `ttlpred quantize`, or train with --qat int8)");
-    const quant::CalibrationTable table = quant::parse_calibration(m.int8_calibration, "model int8 calibration");
+    const quant::ActivationRanges table = quant::parse_activation_ranges(m.int8_calibration, "model int8 calibration");
     Int8Layers q;
     for (const auto& r : table.layer_inputs) {
       q.act_lo.push_back(r.lo);

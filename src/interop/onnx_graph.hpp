@@ -27,7 +27,7 @@ onnx::ModelProto mlp_to_onnx(const MlpModel& mlp, const std::string& doc);
 
 // The int8-static variant as QDQ: each layer's input goes through Clip, QuantizeLinear and
 // DequantizeLinear (u8, per tensor, the calibrated range and code limit `act_qmax` of
-// quant::CalibrationTable), its weight is int8 per output channel with DequantizeLinear
+// quant::ActivationRanges), its weight is int8 per output channel with DequantizeLinear
 // (axis 0), exactly the rounding rules of quant/fake_quant.hpp; biases stay float. Runtimes
 // that fuse QDQ (ONNX Runtime, TensorRT) run it in int8.
 struct Int8Layers {

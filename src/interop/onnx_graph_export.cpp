@@ -6,7 +6,7 @@
 #include <onnx/checker.h>
 
 #include "interop/onnx_graph.hpp"
-#include "quant/calibration.hpp"
+#include "quant/activation_ranges.hpp"
 #include "quant/fake_quant.hpp"
 #include "util/error.hpp"
 

@@ -52,7 +52,7 @@ void score_without_largest_user(RetrainResult& r, const ChronologicalSplit& spli
       safe.push_back(static_cast<float>(p.safe_ttl_s));
       req.push_back(static_cast<float>(q[i]));
     }
-    const Metrics m = compute_metrics(wall, pred, safe, req);
+    const AccuracyMetrics m = compute_metrics(wall, pred, safe, req);
     ShadowScore s;
     s.rows = m.rows;
     s.rmse_hours = m.rmse_hours;

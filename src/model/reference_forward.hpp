@@ -1,7 +1,7 @@
 #pragma once
 // The ground truth every backend and variant is checked against: a plain FP64 forward pass
 // of an MlpModel, written for clarity, not speed. A per-layer observer sees every layer's
-// input row on the way, which is how int8 calibration (quant/calibration.cpp) measures the
+// input row on the way, which is how int8 calibration (quant/activation_ranges.cpp) measures the
 // activation ranges: the ranges come from the same arithmetic the tests trust.
 #include <cstddef>
 #include <cstdint>

@@ -31,7 +31,7 @@ struct OneDnnMlp::State {
 
 std::string OneDnnMlp::name(Kind kind) { return kind == Kind::Fp32 ? "onednn_fp32" : "onednn_int8"; }
 
-OneDnnMlp::OneDnnMlp(const MlpModel& model, Kind kind, std::size_t batch, const quant::CalibrationTable* calibration,
+OneDnnMlp::OneDnnMlp(const MlpModel& model, Kind kind, std::size_t batch, const quant::ActivationRanges* calibration,
                      int threads)
     : s_(std::make_unique<State>()) {
   if (!model.embeddings.empty()) throw Error("oneDNN peer: models with embeddings are not supported");

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "model/mlp.hpp"
-#include "quant/calibration.hpp"
+#include "quant/activation_ranges.hpp"
 
 namespace ttlpred::peers {
 
@@ -17,7 +17,7 @@ class OneDnnMlp {
   // Builds primitives for a fixed batch. Int8 uses `calibration` for activation scales.
   // Embeddings are not part of the peer (the shape benchmarks use none): throws
   // ttlpred::Error for a model that has them.
-  OneDnnMlp(const MlpModel& model, Kind kind, std::size_t batch, const quant::CalibrationTable* calibration,
+  OneDnnMlp(const MlpModel& model, Kind kind, std::size_t batch, const quant::ActivationRanges* calibration,
             int threads);
   ~OneDnnMlp();
   OneDnnMlp(const OneDnnMlp&) = delete;

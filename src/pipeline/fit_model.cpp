@@ -15,7 +15,7 @@
 #include "pipeline/model_checks.hpp"
 #include "pipeline/split_history.hpp"
 #include "predict/predictor.hpp"
-#include "quant/calibration_io.hpp"
+#include "quant/activation_ranges_io.hpp"
 #include "train/ensemble.hpp"
 #include "train/metrics.hpp"
 #include "train/mlp_trainer.hpp"
@@ -144,7 +144,7 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
   m.mlp = trained.model;
   m.target = trained.target;
   m.encoder = encoder.to_bytes();
-  if (options.compression.qat_int8) m.int8_calibration = quant::calibration_bytes(trained.act_ranges);
+  if (options.compression.qat_int8) m.int8_calibration = quant::activation_ranges_bytes(trained.act_ranges);
   m.history = history_after_training(split, hcfg).to_bytes();
 
   // Safe-TTL calibration on the held-out tail, through the same engine path eval uses.

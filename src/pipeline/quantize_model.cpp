@@ -4,13 +4,13 @@
 
 #include "features/history.hpp"
 #include "predict/predictor.hpp"
-#include "quant/calibration_io.hpp"
+#include "quant/activation_ranges_io.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred {
 
-quant::CalibrationTable add_int8_calibration(ModelFile& model, const JobTable& jobs,
-                                             const quant::CalibrationOptions& options, std::size_t max_rows,
+quant::ActivationRanges add_int8_calibration(ModelFile& model, const JobTable& jobs,
+                                             const quant::ActivationRangeOptions& options, std::size_t max_rows,
                                              std::size_t first_rows) {
   const std::size_t pool = std::min(first_rows, jobs.rows());
   if (pool == 0) throw Error("no rows to calibrate int8 ranges on");
@@ -21,8 +21,8 @@ quant::CalibrationTable add_int8_calibration(ModelFile& model, const JobTable& j
   std::vector<std::size_t> rows(n);
   for (std::size_t i = 0; i < n; ++i) rows[i] = i * pool / n;
   const EncodedBatch batch = predictor.encoder().encode_batch(jobs, rows, &history);
-  quant::CalibrationTable ranges = quant::calibrate(model.mlp, batch, options);
-  model.int8_calibration = quant::calibration_bytes(ranges);
+  quant::ActivationRanges ranges = quant::measure_activation_ranges(model.mlp, batch, options);
+  model.int8_calibration = quant::activation_ranges_bytes(ranges);
   return ranges;
 }
 

@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "quant/calibration.hpp"
+#include "quant/activation_ranges.hpp"
 
 namespace ttlpred::quant {
 
@@ -47,7 +47,7 @@ inline void quantize_weight_rows(const float* w, std::size_t ld, std::uint32_t o
 // The largest u8 activation code a plan uses: the table's own grid when it names one
 // (quantization-aware training trains on one grid, and every backend must run exactly it),
 // else the most the backend's kernels take; never more than they take.
-inline float plan_act_qmax(const CalibrationTable& table, float backend_qmax) {
+inline float plan_act_qmax(const ActivationRanges& table, float backend_qmax) {
   return table.act_qmax > 0.0f ? std::min(table.act_qmax, backend_qmax) : backend_qmax;
 }
 

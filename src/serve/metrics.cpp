@@ -22,7 +22,7 @@ const char* endpoint_name(Endpoint e) {
   return "other";
 }
 
-void Metrics::record(Endpoint e, double seconds, bool error) {
+void ServiceMetrics::record(Endpoint e, double seconds, bool error) {
   PerEndpoint& p = per_[static_cast<std::size_t>(e)];
   p.count.fetch_add(1, std::memory_order_relaxed);
   if (error) p.errors.fetch_add(1, std::memory_order_relaxed);
@@ -74,7 +74,7 @@ void help_and_type(std::string& out, const char* name, const char* kind, const c
   out += '\n';
 }
 
-void render_running(std::string& out, const Metrics::Gauges& g) {
+void render_running(std::string& out, const ServiceMetrics::Gauges& g) {
   // Only a service whose model reads running jobs keeps them: the others scrape as before.
   if (!g.running_tracked) return;
   auto metric = [&](const char* name, const char* type, const char* help, double v) {
@@ -96,7 +96,7 @@ void render_running(std::string& out, const Metrics::Gauges& g) {
          "Running jobs forgotten, earliest start first, to stay within --running-capacity.", u(g.running_evicted));
 }
 
-void render_learning(std::string& out, const Metrics::Gauges& g) {
+void render_learning(std::string& out, const ServiceMetrics::Gauges& g) {
   auto head = [&](const char* name, const char* kind, const char* help) { help_and_type(out, name, kind, help); };
   auto u = [](std::uint64_t v) { return static_cast<double>(v); };
   head("ttlpred_calibration_info", "gauge", "The online safe-TTL calibration method answering (value 1; --calibration).");
@@ -179,7 +179,7 @@ void render_learning(std::string& out, const Metrics::Gauges& g) {
 
 }  // namespace
 
-std::string Metrics::render(const Gauges& g) const {
+std::string ServiceMetrics::render(const Gauges& g) const {
   std::string out;
   out.reserve(8192);
   out += "# HELP ttlpred_requests_total HTTP requests by endpoint.\n# TYPE ttlpred_requests_total counter\n";
@@ -248,14 +248,14 @@ std::string Metrics::render(const Gauges& g) const {
   return out;
 }
 
-void Metrics::add_retrain(const RetrainRecord& r) {
+void ServiceMetrics::add_retrain(const RetrainRecord& r) {
   (r.accepted ? retrains_accepted_ : retrains_refused_).fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(last_retrain_mutex_);
   last_retrain_ = r;
   has_last_retrain_ = true;
 }
 
-void Metrics::render_retrain(std::string& out) const {
+void ServiceMetrics::render_retrain(std::string& out) const {
   if (!retrain_enabled_.load()) return;
   auto u = [](std::uint64_t v) { return static_cast<double>(v); };
   out += "# HELP ttlpred_retrains_total Retrains by the shadow evaluation's decision (failed: could not run).\n"

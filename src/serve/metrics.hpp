@@ -1,5 +1,6 @@
 #pragma once
-// Service metrics in the Prometheus text format: lock-free counters and fixed-bucket latency
+// Service metrics in the Prometheus text format (ServiceMetrics; a prediction's accuracy
+// metrics are AccuracyMetrics, train/metrics.hpp): lock-free counters and fixed-bucket latency
 // histograms per endpoint, so that recording a request costs a few atomic adds.
 #include <array>
 #include <atomic>
@@ -20,7 +21,7 @@ const char* endpoint_name(Endpoint e);
 inline constexpr std::array<double, 14> kLatencyBuckets = {5e-6,  1e-5,  2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4,
                                                            1e-3,  2.5e-3, 5e-3, 1e-2, 5e-2, 0.25,  1.0};
 
-class Metrics {
+class ServiceMetrics {
  public:
   void record(Endpoint e, double seconds, bool error);
   void add_predictions(std::uint64_t n) { predictions_.fetch_add(n, std::memory_order_relaxed); }

@@ -98,7 +98,7 @@ void RetrainLoop::loop() {
 
 nlohmann::json RetrainLoop::run_once() {
   std::lock_guard guard(run_mutex_);
-  Metrics& metrics = service_.metrics();
+  ServiceMetrics& metrics = service_.metrics();
   metrics.set_retrain_running(true);
   const std::shared_ptr<const LoadedModel> current = service_.model();
   nlohmann::json event;
@@ -108,7 +108,7 @@ nlohmann::json RetrainLoop::run_once() {
     RetrainResult r = retrain(outcomes, current->predictor.model(), options_.retrain);
     event = retrain_json(r);
     event["model_version"] = current->version;
-    Metrics::RetrainRecord rec;
+    ServiceMetrics::RetrainRecord rec;
     rec.accepted = r.accepted;
     rec.at_unix = unix_now();
     rec.seconds = r.seconds;

@@ -7,7 +7,7 @@
 // read from disk and the network trained on this thread (one training thread, so the
 // request threads keep the other cores); only the swap takes the reload path's locks, for a
 // pointer exchange. Each retrain is a JSON event ("retrain", then "reload" when swapped) and
-// lands in /metrics (Metrics::RetrainRecord).
+// lands in /metrics (ServiceMetrics::RetrainRecord).
 //
 // The candidate is written to `out_path` (atomically) and reloaded from there: the operator's
 // --model file is never overwritten, so SIGHUP and a restart still mean that file.

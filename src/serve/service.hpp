@@ -164,8 +164,8 @@ class Service {
   // Writes a snapshot now (no-op without a journal).
   void snapshot_now();
 
-  Metrics& metrics() { return metrics_; }
-  const Metrics& metrics() const { return metrics_; }
+  ServiceMetrics& metrics() { return metrics_; }
+  const ServiceMetrics& metrics() const { return metrics_; }
   const ServiceOptions& options() const { return options_; }
 
  private:
@@ -239,7 +239,7 @@ class Service {
   std::uint64_t running_started_ = 0, running_closed_ = 0;  // since this start, under outcomes_mutex_
 
   std::atomic<bool> ready_{false};
-  Metrics metrics_;
+  ServiceMetrics metrics_;
 };
 
 }  // namespace ttlpred::serve

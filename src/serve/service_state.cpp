@@ -166,7 +166,7 @@ Service::DriftStanding Service::drift_standing() const {
 }
 
 Reply Service::metrics_text() const {
-  Metrics::Gauges g;
+  ServiceMetrics::Gauges g;
   g.model_version = model_version();
   {
     std::shared_lock lock(history_mutex_);
@@ -203,7 +203,7 @@ Reply Service::metrics_text() const {
     g.running_closed = running_closed_;
     const double t = now();
     auto windows = [&](const LiveQuality& q) {
-      return std::vector<Metrics::Gauges::Window>{{"1000", q.last(kCountWindows[0])},
+      return std::vector<ServiceMetrics::Gauges::Window>{{"1000", q.last(kCountWindows[0])},
                                                   {"10000", q.last(kCountWindows[1])},
                                                   {"1h", q.within(t, kTimeWindowsS[0])},
                                                   {"1d", q.within(t, kTimeWindowsS[1])}};

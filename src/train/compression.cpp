@@ -30,7 +30,7 @@ std::string compression_json(const CompressionConfig& c) {
   }
   if (c.qat_int8) {
     j["act_levels"] = c.act_qmax;
-    j["act_calibration"] = std::string(quant::calib_method_name(c.act_calibration.method));
+    j["act_calibration"] = std::string(quant::range_method_name(c.act_calibration.method));
     j["calibration_rows"] = c.calibration_rows;
   }
   return j.dump();
@@ -42,7 +42,7 @@ SparsityMethod sparsity_method_from_name(const std::string& name) {
   throw Error("unknown sparsity method '" + name + "' (known: fixed-mask, sr-ste)");
 }
 
-ActQuantPlan act_quant_plan(const quant::CalibrationTable& table, float qmax) {
+ActQuantPlan act_quant_plan(const quant::ActivationRanges& table, float qmax) {
   ActQuantPlan p;
   for (const quant::ActivationRange& r : table.layer_inputs) p.layer_inputs.push_back(quant::ActFakeQuant::make(r, qmax));
   return p;
@@ -109,7 +109,7 @@ std::vector<float> WeightCompressor::exported(const float* latent) const {
   return out;
 }
 
-void simulate_int8_static(const MlpModel& model, const quant::CalibrationTable& table, const EncodedBatch& x,
+void simulate_int8_static(const MlpModel& model, const quant::ActivationRanges& table, const EncodedBatch& x,
                           std::span<float> out_z) {
   if (table.layer_inputs.size() != model.layers.size())
     throw Error("int8 simulation: the calibration table has " + std::to_string(table.layer_inputs.size()) +

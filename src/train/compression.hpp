@@ -24,7 +24,7 @@
 
 #include "model/model_input.hpp"
 #include "model/mlp.hpp"
-#include "quant/calibration.hpp"
+#include "quant/activation_ranges.hpp"
 #include "train/mlp_net.hpp"
 
 namespace ttlpred {
@@ -38,7 +38,7 @@ struct CompressionConfig {
   float srste_decay = 2e-4f;
   // How each epoch's activation ranges are chosen. Percentile clipping ruins post-training
   // int8 on the synthetic trace (docs/ACCURACY.md) but QAT learns around it; measured so.
-  quant::CalibrationOptions act_calibration{quant::CalibMethod::Percentile, 99.99, 255.0f, std::size_t{1} << 16};
+  quant::ActivationRangeOptions act_calibration{quant::RangeMethod::Percentile, 99.99, 255.0f, std::size_t{1} << 16};
   std::size_t calibration_rows = 8192;  // training rows (evenly strided) the ranges come from
   // Activation grid: 127 levels is what every ISA runs (AVX2's u8 x s8 products need 7-bit
   // activations), so a QAT model computes the same on every host.
@@ -52,7 +52,7 @@ std::string compression_label(const CompressionConfig& c);
 std::string compression_json(const CompressionConfig& c);
 SparsityMethod sparsity_method_from_name(const std::string& name);  // "fixed-mask", "sr-ste"
 
-ActQuantPlan act_quant_plan(const quant::CalibrationTable& table, float qmax);
+ActQuantPlan act_quant_plan(const quant::ActivationRanges& table, float qmax);
 
 // The weight side of compressed training, over the flat parameter array of mlp_net.hpp:
 // latent (trained) weights -> the effective weights the forward pass uses.
@@ -89,7 +89,7 @@ class WeightCompressor {
 // for `model`, simulated in float exactly as QAT trains: the reference a QAT model's plan is
 // checked against. A table without its own grid (act_qmax 0, post-training calibration) is
 // simulated on 255 levels, the scalar and VNNI kernels' grid. out_z.size() == x.rows.
-void simulate_int8_static(const MlpModel& model, const quant::CalibrationTable& table, const EncodedBatch& x,
+void simulate_int8_static(const MlpModel& model, const quant::ActivationRanges& table, const EncodedBatch& x,
                           std::span<float> out_z);
 
 }  // namespace ttlpred

@@ -49,12 +49,12 @@ double r2_score(std::span<const float> a, std::span<const float> p) {
   return tot > 0 ? 1.0 - res / tot : kNaN;
 }
 
-Metrics compute_metrics(std::span<const float> wall, std::span<const float> pred, std::span<const float> safe,
+AccuracyMetrics compute_metrics(std::span<const float> wall, std::span<const float> pred, std::span<const float> safe,
                         std::span<const float> req) {
   same_length(wall.size(), pred.size(), "predictions");
   if (!safe.empty()) same_length(wall.size(), safe.size(), "safe TTLs");
   if (!req.empty()) same_length(wall.size(), req.size(), "requested TTLs");
-  Metrics m;
+  AccuracyMetrics m;
   m.rows = wall.size();
   m.rmse_hours = rmse_hours(wall, pred);
   m.mae_hours = mae_hours(wall, pred);
@@ -79,7 +79,7 @@ Metrics compute_metrics(std::span<const float> wall, std::span<const float> pred
   return m;
 }
 
-std::vector<GroupMetrics> compute_metrics_by_group(std::span<const float> wall, std::span<const float> pred,
+std::vector<GroupAccuracyMetrics> compute_metrics_by_group(std::span<const float> wall, std::span<const float> pred,
                                                    std::span<const float> safe, std::span<const float> req,
                                                    std::span<const std::uint32_t> group) {
   same_length(wall.size(), group.size(), "groups");
@@ -88,7 +88,7 @@ std::vector<GroupMetrics> compute_metrics_by_group(std::span<const float> wall, 
   if (!req.empty()) same_length(wall.size(), req.size(), "requested TTLs");
   std::map<std::uint32_t, std::vector<std::size_t>> rows;
   for (std::size_t i = 0; i < group.size(); ++i) rows[group[i]].push_back(i);
-  std::vector<GroupMetrics> out;
+  std::vector<GroupAccuracyMetrics> out;
   for (const auto& [g, idx] : rows) {
     std::vector<float> w, p, s, r;
     for (auto i : idx) {

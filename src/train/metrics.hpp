@@ -1,6 +1,7 @@
 #pragma once
-// The evaluation protocol's metrics (pipeline/evaluate.hpp). Run times and TTLs are in seconds; errors are reported in
-// hours. A missing requested TTL is NaN.
+// The evaluation protocol's accuracy metrics (pipeline/evaluate.hpp); the service's own
+// Prometheus series are another thing, serve::ServiceMetrics. Run times and TTLs are in
+// seconds; errors are reported in hours. A missing requested TTL is NaN.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -13,7 +14,7 @@ double mae_hours(std::span<const float> actual_s, std::span<const float> predict
 // 1 - SS_res / SS_tot around the mean of `actual_s`; NaN when actual_s is constant or empty.
 double r2_score(std::span<const float> actual_s, std::span<const float> predicted_s);
 
-struct Metrics {
+struct AccuracyMetrics {
   std::size_t rows = 0;
   double rmse_hours = 0, mae_hours = 0, r2 = 0;
   // Jobs the safe TTL kills that the requested TTL would have let finish
@@ -27,15 +28,15 @@ struct Metrics {
 
 // All spans parallel; requested_s may be empty (no requests known). safe_ttl_s may be empty
 // (kill rate and mean safe TTL then NaN). Throws Error when lengths differ.
-Metrics compute_metrics(std::span<const float> wall_s, std::span<const float> pred_s,
+AccuracyMetrics compute_metrics(std::span<const float> wall_s, std::span<const float> pred_s,
                         std::span<const float> safe_ttl_s, std::span<const float> requested_s);
 
-struct GroupMetrics {
+struct GroupAccuracyMetrics {
   std::uint32_t group;
-  Metrics metrics;
+  AccuracyMetrics metrics;
 };
 // The same per value of `group` (one id per row), ascending by group id.
-std::vector<GroupMetrics> compute_metrics_by_group(std::span<const float> wall_s, std::span<const float> pred_s,
+std::vector<GroupAccuracyMetrics> compute_metrics_by_group(std::span<const float> wall_s, std::span<const float> pred_s,
                                                    std::span<const float> safe_ttl_s, std::span<const float> requested_s,
                                                    std::span<const std::uint32_t> group);
 

@@ -7,7 +7,7 @@
 
 #include "model/mlp.hpp"
 #include "model/target_transform.hpp"
-#include "quant/calibration.hpp"
+#include "quant/activation_ranges.hpp"
 
 namespace ttlpred {
 
@@ -80,7 +80,7 @@ struct TrainResult {
   bool stopped_early = false;
   // Quantization-aware training: the best epoch's activation ranges (the model's int8
   // calibration, act_qmax set); empty otherwise.
-  quant::CalibrationTable act_ranges;
+  quant::ActivationRanges act_ranges;
 };
 
 // The configuration as a JSON object (for the model file's metadata).

@@ -305,7 +305,7 @@ bool TrainingRun::should_stop(std::uint32_t epoch) const {
 
 void TrainingRun::measure_ranges() {
   if (!comp_.qat_int8) return;
-  ranges_ = quant::calibrate(unpack_parameters(shape_, std::span<const float>(forward_params(), layout_.total)),
+  ranges_ = quant::measure_activation_ranges(unpack_parameters(shape_, std::span<const float>(forward_params(), layout_.total)),
                              range_rows_, comp_.act_calibration);
   ranges_.act_qmax = comp_.act_qmax;
   act_quant_ = act_quant_plan(ranges_, comp_.act_qmax);

@@ -14,7 +14,7 @@
 
 #include "model/model_input.hpp"
 #include "model/target_transform.hpp"
-#include "quant/calibration.hpp"
+#include "quant/activation_ranges.hpp"
 #include "train/adamw.hpp"
 #include "train/compression.hpp"
 #include "train/mlp_net.hpp"
@@ -92,7 +92,7 @@ class TrainingRun {
   std::optional<WeightCompressor> wc_;
   AlignedVector<float> eff_;
   EncodedBatch range_rows_;
-  quant::CalibrationTable ranges_, best_ranges_;
+  quant::ActivationRanges ranges_, best_ranges_;
   ActQuantPlan act_quant_;
   const ActQuantPlan* aq_;
 

@@ -9,7 +9,7 @@
 #include "engine/plan.hpp"
 #include "model/reference_forward.hpp"
 #include "quant/sparse24.hpp"
-#include "quant/calibration.hpp"
+#include "quant/activation_ranges.hpp"
 #include "test_models.hpp"
 #include "util/error.hpp"
 
@@ -103,7 +103,7 @@ TEST(Compile, StaticInt8NeedsMatchingCalibration) {
   EXPECT_NE(error_of([&] { compile(m, Variant::Int8Static); }).find("needs calibrated activation ranges"),
             std::string::npos);
   CompileOptions opt;
-  opt.calibration = quant::CalibrationTable{};
+  opt.calibration = quant::ActivationRanges{};
   opt.calibration->layer_inputs.resize(2);
   EXPECT_NE(error_of([&] { compile(m, Variant::Int8Sparse24, opt); }).find("2 layer ranges, the model has 3"),
             std::string::npos);
@@ -165,7 +165,7 @@ TEST(Packing, SmallerFormatsTakeLessMemory) {
   const MlpModel m = test::random_model(96, {}, {256, 256}, 1, 8);
   const test::Inputs in = test::random_inputs(m, 64, 9);
   CompileOptions opt;
-  opt.calibration = quant::calibrate(m, in.dense.data(), nullptr, 64);
+  opt.calibration = quant::measure_activation_ranges(m, in.dense.data(), nullptr, 64);
   const double f32 = static_cast<double>(compile(m, Variant::Fp32Fused, opt).packed_bytes());
   EXPECT_NEAR(compile(m, Variant::Fp16, opt).packed_bytes() / f32, 0.5, 0.03);
   EXPECT_NEAR(compile(m, Variant::Int8Static, opt).packed_bytes() / f32, 0.27, 0.03);
@@ -182,7 +182,7 @@ TEST(Packing, KernelNamesSayWhichInstructionsTheyNeed) {
   const MlpModel m = test::random_model(96, {}, {64, 64}, 1, 8);
   const test::Inputs in = test::random_inputs(m, 64, 9);
   CompileOptions opt;
-  opt.calibration = quant::calibrate(m, in.dense.data(), nullptr, 64);
+  opt.calibration = quant::measure_activation_ranges(m, in.dense.data(), nullptr, 64);
   struct Row {
     Isa isa;
     Variant variant;
@@ -229,18 +229,18 @@ TEST(Calibration, EveryMethodGivesAnAccurateStaticPlan) {
   reference_forward(m, eval.dense.data(), eval.cats.data(), 200, want.data());
   double ref2 = 0;
   for (double v : want) ref2 += v * v;
-  for (auto method : {quant::CalibMethod::MinMax, quant::CalibMethod::Percentile, quant::CalibMethod::Mse}) {
-    quant::CalibrationOptions co;
+  for (auto method : {quant::RangeMethod::MinMax, quant::RangeMethod::Percentile, quant::RangeMethod::Mse}) {
+    quant::ActivationRangeOptions co;
     co.method = method;
     CompileOptions opt;
-    opt.calibration = quant::calibrate(m, calib.dense.data(), calib.cats.data(), 512, co);
+    opt.calibration = quant::measure_activation_ranges(m, calib.dense.data(), calib.cats.data(), 512, co);
     for (Isa isa : usable_isas()) {
       opt.isa = isa;
       std::vector<float> got(200);
       compile(m, Variant::Int8Static, opt).predict(eval.dense.data(), eval.cats.data(), 200, got.data());
       double err2 = 0;
       for (std::size_t i = 0; i < 200; ++i) err2 += (got[i] - want[i]) * (got[i] - want[i]);
-      EXPECT_LT(std::sqrt(err2 / ref2), 0.1) << quant::calib_method_name(method) << " " << isa_name(isa);
+      EXPECT_LT(std::sqrt(err2 / ref2), 0.1) << quant::range_method_name(method) << " " << isa_name(isa);
     }
   }
 }
@@ -279,7 +279,7 @@ TEST(KernelSets, AreRegisteredByWeightFormat) {
 }  // namespace ttlpred::engine
 
 #include "engine/compile_model_file.hpp"
-#include "quant/calibration_io.hpp"
+#include "quant/activation_ranges_io.hpp"
 
 namespace ttlpred::engine {
 namespace {
@@ -291,8 +291,8 @@ TEST(CompileModelFile, UsesTheFilesCalibrationForStaticInt8) {
                 .find("m.model: variant 'int8-static' needs int8 calibration and the model file has none"),
             std::string::npos);
   const test::Inputs in = test::random_inputs(f.mlp, 32, 42);
-  const quant::CalibrationTable t = quant::calibrate(f.mlp, in.dense.data(), in.cats.data(), 32);
-  f.int8_calibration = quant::calibration_bytes(t);
+  const quant::ActivationRanges t = quant::measure_activation_ranges(f.mlp, in.dense.data(), in.cats.data(), 32);
+  f.int8_calibration = quant::activation_ranges_bytes(t);
   CompileOptions opt;
   opt.calibration = t;
   std::vector<float> a(32), b(32);

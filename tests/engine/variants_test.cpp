@@ -12,7 +12,7 @@
 #include "engine/plan.hpp"
 #include "model/reference_forward.hpp"
 #include "quant/sparse24.hpp"
-#include "quant/calibration.hpp"
+#include "quant/activation_ranges.hpp"
 #include "test_models.hpp"
 
 namespace ttlpred::engine {
@@ -148,7 +148,7 @@ TEST_P(VariantTest, MatchesFp64ReferenceOnEveryShape) {
       opt.isa = c.isa;
       opt.emulated = c.emulated;
       if (variant_needs_calibration(c.variant))
-        opt.calibration = quant::calibrate(p.truth[t], in.dense.data(), cats, batch);
+        opt.calibration = quant::measure_activation_ranges(p.truth[t], in.dense.data(), cats, batch);
       const Plan plan = compile(p.model, c.variant, opt);
       std::vector<float> got(batch * sh.outputs, -12345.0f);
       plan.predict(in.dense.data(), cats, batch, got.data());
@@ -178,7 +178,7 @@ TEST_P(VariantTest, PlanIsSafeToShareAcrossThreads) {
   CompileOptions opt;
   opt.isa = c.isa;
   opt.emulated = c.emulated;
-  if (variant_needs_calibration(c.variant)) opt.calibration = quant::calibrate(model, in.dense.data(), in.cats.data(), 70);
+  if (variant_needs_calibration(c.variant)) opt.calibration = quant::measure_activation_ranges(model, in.dense.data(), in.cats.data(), 70);
   const Plan plan = compile(model, c.variant, opt);
   std::vector<float> expected(70);
   plan.predict(in.dense.data(), in.cats.data(), 70, expected.data());
@@ -241,7 +241,7 @@ TEST(Avx512Amx, Int8TilesAgreeWithVnniBitForBit) {
       amx.emulated = vnni.emulated = emulated;
       if (variant_needs_calibration(v)) {
         const test::Inputs& calib = p.inputs.back();
-        amx.calibration = vnni.calibration = quant::calibrate(p.model, calib.dense.data(),
+        amx.calibration = vnni.calibration = quant::measure_activation_ranges(p.model, calib.dense.data(),
                                                               calib.cats.empty() ? nullptr : calib.cats.data(),
                                                               shapes()[s].batches.back());
       }
@@ -288,7 +288,7 @@ TEST(Int8KernelSets, VnniAndBf16KeepTheScalarEightBitCodes) {
             simd.isa = isa;
             simd.emulated = emulated;
             if (variant_needs_calibration(v))
-              scalar.calibration = simd.calibration = quant::calibrate(p.truth[t], in.dense.data(), cats, batch);
+              scalar.calibration = simd.calibration = quant::measure_activation_ranges(p.truth[t], in.dense.data(), cats, batch);
             const Plan a = compile(p.model, v, scalar), b = compile(p.model, v, simd);
             std::vector<float> ya(batch * a.outputs()), yb(batch * b.outputs());
             a.predict(in.dense.data(), cats, batch, ya.data());

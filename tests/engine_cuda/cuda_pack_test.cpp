@@ -14,7 +14,7 @@
 #include "engine/plan.hpp"
 #include "model/mlp_check.hpp"
 #include "model/reference_forward.hpp"
-#include "quant/calibration.hpp"
+#include "quant/activation_ranges.hpp"
 #include "quant/fake_quant.hpp"
 #include "quant/half.hpp"
 #include "util/error.hpp"
@@ -107,15 +107,15 @@ TEST(PackLayers, RefusesWhatTheCpuRefusesWithTheSameMessage) {
 
 // A calibration table as quantization-aware training writes it: ranges per layer input and
 // the 127-level grid it trained on.
-quant::CalibrationTable qat_table(const MlpModel& m, const EncodedBatch& x) {
-  quant::CalibrationTable t = quant::calibrate(m, x);
+quant::ActivationRanges qat_table(const MlpModel& m, const EncodedBatch& x) {
+  quant::ActivationRanges t = quant::measure_activation_ranges(m, x);
   t.act_qmax = 127.0f;
   return t;
 }
 
 TEST(Int8Grid, IsTheQatGridAndTheCpuPlansGrid) {
   const MlpModel m = make_random_model({13, {{7, 3}, {100, 5}}, {37, 19, 1}, Activation::LeakyRelu}, 5);
-  const quant::CalibrationTable t = qat_table(m, make_random_batch(m, 500, 6));
+  const quant::ActivationRanges t = qat_table(m, make_random_batch(m, 500, 6));
   const std::vector<Int8Grid> grids = int8_grids(t, m.layers.size());
   ASSERT_EQ(grids.size(), 3u);
   for (std::size_t l = 0; l < grids.size(); ++l) {
@@ -146,7 +146,7 @@ TEST(Int8Grid, IsTheQatGridAndTheCpuPlansGrid) {
             << l << " " << o << " " << k;
     }
   }
-  quant::CalibrationTable short_table = t;
+  quant::ActivationRanges short_table = t;
   short_table.layer_inputs.pop_back();
   EXPECT_THROW(int8_grids(short_table, m.layers.size()), Error);
 }
@@ -164,7 +164,7 @@ TEST(CompileCuda, RejectsBeforeTouchingTheGpu) {
   one_layer.layers.erase(one_layer.layers.begin());
   one_layer.layers[0].in = 4;
   one_layer.layers[0].weight = {1, 2, 3, 4};
-  quant::CalibrationTable t;
+  quant::ActivationRanges t;
   t.layer_inputs = {{-1.0f, 1.0f}};
   CudaOptions with_table;
   with_table.calibration = &t;

@@ -46,7 +46,7 @@ void check_variant(const std::string& form_name) {
     SCOPED_TRACE(shape.name);
     const MlpModel model = make_random_model(shape.spec, seed++);
     const EncodedBatch data = make_random_batch(model, 4096, seed++);
-    const quant::CalibrationTable calib = quant::calibrate(model, make_random_batch(model, 1024, seed++));
+    const quant::ActivationRanges calib = quant::measure_activation_ranges(model, make_random_batch(model, 1024, seed++));
     const std::vector<double> ref = forward64(model, data);
     CudaOptions opt;
     opt.calibration = &calib;

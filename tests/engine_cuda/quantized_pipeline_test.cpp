@@ -24,7 +24,7 @@ float round_half(float x) { return quant::half_to_float(quant::float_to_half(x))
 
 // int8-static as the GPU runs it, on the host, from the CUDA packing: the requantization form
 // (elementwise_kernels.cu's gather, requant and final-layer kernels, in the same float steps).
-std::vector<float> emulate_int8(const MlpModel& m, const quant::CalibrationTable& t, const EncodedBatch& x) {
+std::vector<float> emulate_int8(const MlpModel& m, const quant::ActivationRanges& t, const EncodedBatch& x) {
   const auto layers = pack_layers(m);
   const PackedEmbeddings emb = pack_embeddings(m);
   const std::vector<Int8Grid> grids = int8_grids(t, m.layers.size());
@@ -64,7 +64,7 @@ TEST(Int8Grid, GpuArithmeticOnTheCudaPackingLandsWhereTheCpuPlanAndQatDo) {
   for (const RandomModelSpec& spec : specs) {
     const MlpModel m = make_random_model(spec, seed++);
     // A table as quantization-aware training writes it: the 127-level grid it trained on.
-    quant::CalibrationTable t = quant::calibrate(m, make_random_batch(m, 1000, seed++));
+    quant::ActivationRanges t = quant::measure_activation_ranges(m, make_random_batch(m, 1000, seed++));
     t.act_qmax = 127.0f;
     const EncodedBatch x = make_random_batch(m, 400, seed++);
     const test::Int8Reachable exact = test::Int8Emulation(m, t).run(x);
@@ -146,7 +146,7 @@ std::vector<Model> models() {
 
 TEST(QuantizedPipeline, Int8StaticStaysWellInsideItsBound) {
   for (const Model& m : models()) {
-    const quant::CalibrationTable t = quant::calibrate(m.model, make_random_batch(m.model, 1024, 10));
+    const quant::ActivationRanges t = quant::measure_activation_ranges(m.model, make_random_batch(m.model, 1024, 10));
     const EncodedBatch data = make_random_batch(m.model, 256, 11);  // other rows than calibration
     const double err = relative_error(emulate_int8(m.model, t, data), reference(m.model, data));
     std::cout << "[   info   ] int8-static emulated, " << m.name << ": max error " << err << " of max(1, max|ref|)\n";

@@ -28,7 +28,7 @@ TEST(OneDnnPeer, Fp32AndInt8ChainsMatchTheReference) {
   const test::Inputs in = test::random_inputs(m, 16, 22);
   std::vector<double> want(16);
   reference_forward(m, in.dense.data(), nullptr, 16, want.data());
-  const quant::CalibrationTable calib = quant::calibrate(m, in.dense.data(), nullptr, 16);
+  const quant::ActivationRanges calib = quant::measure_activation_ranges(m, in.dense.data(), nullptr, 16);
   std::vector<float> got(16);
   OneDnnMlp fp32(m, OneDnnMlp::Kind::Fp32, 16, nullptr, 1);
   fp32.run(in.dense.data(), got.data());

@@ -69,8 +69,8 @@ TEST(LeakFreeFit, ScoredJobsDoNotChangeAnyLearnedByte) {
   o.train.threads = 1;
   ModelFile a = fit_model(split, o, {});
   ModelFile b = fit_model(changed_split, o, {});
-  add_int8_calibration(a, split.jobs, quant::CalibrationOptions{}, 65536, split.train_rows);
-  add_int8_calibration(b, changed_split.jobs, quant::CalibrationOptions{}, 65536, changed_split.train_rows);
+  add_int8_calibration(a, split.jobs, quant::ActivationRangeOptions{}, 65536, split.train_rows);
+  add_int8_calibration(b, changed_split.jobs, quant::ActivationRangeOptions{}, 65536, changed_split.train_rows);
 
   for (std::size_t l = 0; l < a.mlp.layers.size(); ++l) EXPECT_EQ(a.mlp.layers[l].weight, b.mlp.layers[l].weight) << l;
   for (std::size_t e = 0; e < a.mlp.embeddings.size(); ++e)

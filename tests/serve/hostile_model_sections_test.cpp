@@ -17,8 +17,8 @@
 #include "features/section_payloads.hpp"
 #include "model/mlp_io.hpp"
 #include "model/model_test_util.hpp"
-#include "quant/calibration.hpp"
-#include "quant/calibration_io.hpp"
+#include "quant/activation_ranges.hpp"
+#include "quant/activation_ranges_io.hpp"
 #include "serve/service.hpp"
 #include "test_model_file.hpp"
 #include "test_support.hpp"
@@ -57,7 +57,7 @@ const RealModel& real_model() {
     m.history = history.to_bytes();
     const std::vector<float> dense(4 * m.mlp.dense_inputs, 0.5f);
     const std::vector<std::uint32_t> cats(4 * m.mlp.embeddings.size(), 1);
-    m.int8_calibration = quant::calibration_bytes(quant::calibrate(m.mlp, dense.data(), cats.data(), 4));
+    m.int8_calibration = quant::activation_ranges_bytes(quant::measure_activation_ranges(m.mlp, dense.data(), cats.data(), 4));
     return RealModel{m, model_file_bytes(m)};
   }();
   return real;
@@ -95,9 +95,9 @@ const HostileFile kHostileFiles[] = {
      "(history section)", "history: key entry 1 is duplicated"},
     {"int8-nan-range.model",
      [](const RealModel& real) {
-       quant::CalibrationTable t = quant::parse_calibration(real.model.int8_calibration, "real");
+       quant::ActivationRanges t = quant::parse_activation_ranges(real.model.int8_calibration, "real");
        t.layer_inputs[0].lo = std::numeric_limits<float>::quiet_NaN();
-       return test::with_section_body(real.bytes, tag::kInt8Calibration, quant::calibration_bytes(t));
+       return test::with_section_body(real.bytes, tag::kInt8Calibration, quant::activation_ranges_bytes(t));
      },
      "int8 calibration", "layer 0 range [nan, "},
     {"network-nan-weight.model",

@@ -26,7 +26,7 @@
 
 #include "model/model_input.hpp"
 #include "model/mlp.hpp"
-#include "quant/calibration.hpp"
+#include "quant/activation_ranges.hpp"
 #include "quant/fake_quant.hpp"
 
 namespace ttlpred::test {
@@ -42,7 +42,7 @@ class Int8Emulation {
  public:
   static constexpr std::size_t kMaxLeaves = 1024;
 
-  Int8Emulation(const MlpModel& model, const quant::CalibrationTable& table) : m_(model) {
+  Int8Emulation(const MlpModel& model, const quant::ActivationRanges& table) : m_(model) {
     const float qmax = table.act_qmax > 0.0f ? table.act_qmax : 255.0f;
     for (const quant::ActivationRange& r : table.layer_inputs) q_.push_back(quant::ActFakeQuant::make(r, qmax));
     // Weights as the plan multiplies them: per output channel, over the quantized inputs

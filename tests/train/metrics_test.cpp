@@ -12,7 +12,7 @@ namespace {
 constexpr float H = 3600.f;
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-TEST(Metrics, HandComputedErrors) {
+TEST(AccuracyMetrics, HandComputedErrors) {
   const std::vector<float> wall = {1 * H, 2 * H, 3 * H, 6 * H};
   const std::vector<float> pred = {2 * H, 2 * H, 1 * H, 6 * H};
   // errors 1, 0, -2, 0 -> RMSE sqrt(5/4), MAE 3/4; mean 3, SS_tot 4+1+0+9 = 14, SS_res 5.
@@ -22,7 +22,7 @@ TEST(Metrics, HandComputedErrors) {
   EXPECT_TRUE(std::isnan(r2_score(std::vector<float>{H, H}, std::vector<float>{H, 2 * H})));
 }
 
-TEST(Metrics, KillRateCountsOnlyJobsTheRequestWouldHaveLetFinish) {
+TEST(AccuracyMetrics, KillRateCountsOnlyJobsTheRequestWouldHaveLetFinish) {
   const std::vector<float> wall = {1 * H, 5 * H, 10 * H, 3 * H, 4 * H};
   const std::vector<float> pred = {1 * H, 1 * H, 1 * H, 1 * H, 1 * H};
   const std::vector<float> safe = {2 * H, 4 * H, 4 * H, 2 * H, 6 * H};
@@ -38,7 +38,7 @@ TEST(Metrics, KillRateCountsOnlyJobsTheRequestWouldHaveLetFinish) {
   EXPECT_NEAR(m.mean_requested_ttl_hours, 8.0, 1e-9);
 }
 
-TEST(Metrics, BreakdownByGroup) {
+TEST(AccuracyMetrics, BreakdownByGroup) {
   const std::vector<float> wall = {1 * H, 2 * H, 3 * H};
   const std::vector<float> pred = {1 * H, 3 * H, 3 * H};
   const std::vector<float> safe = {2 * H, 1 * H, 4 * H};
@@ -55,7 +55,7 @@ TEST(Metrics, BreakdownByGroup) {
   EXPECT_TRUE(std::isnan(g[1].metrics.mean_requested_ttl_hours));
 }
 
-TEST(Metrics, RefusesMismatchedLengths) {
+TEST(AccuracyMetrics, RefusesMismatchedLengths) {
   const std::vector<float> a = {1, 2}, b = {1};
   EXPECT_THROW(rmse_hours(a, b), Error);
   EXPECT_THROW(compute_metrics(a, a, b, {}), Error);

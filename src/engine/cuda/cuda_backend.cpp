@@ -3,7 +3,7 @@
 #include <mutex>
 
 #include "engine/cuda/cuda_plan.hpp"
-#include "quant/calibration_io.hpp"
+#include "quant/activation_ranges_io.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred::cuda {
@@ -33,12 +33,12 @@ std::unique_ptr<const engine::Backend> compile(const ModelFile& file, engine::Va
                                                const engine::BackendOptions& options, const std::string& what) {
   CudaOptions co;
   co.device = options.device;
-  quant::CalibrationTable table;
+  quant::ActivationRanges table;
   if (engine::variant_needs_calibration(variant)) {
     if (file.int8_calibration.empty())
       throw Error(what + ": variant '" + std::string(engine::variant_name(variant)) +
                   "' needs int8 calibration and the model file has none (quantize it with calibration data)");
-    table = quant::parse_calibration(file.int8_calibration, what + " int8 calibration");
+    table = quant::parse_activation_ranges(file.int8_calibration, what + " int8 calibration");
     co.calibration = &table;
   }
   return std::make_unique<const CudaBackend>(compile_cuda(file.mlp, variant, co));

@@ -12,7 +12,7 @@
 
 namespace ttlpred::cuda {
 
-std::vector<Int8Grid> int8_grids(const quant::CalibrationTable& table, std::size_t layers) {
+std::vector<Int8Grid> int8_grids(const quant::ActivationRanges& table, std::size_t layers) {
   if (table.layer_inputs.size() != layers)
     throw Error("CUDA int8-static: calibration table has " + std::to_string(table.layer_inputs.size()) +
                 " layer ranges, the model has " + std::to_string(layers) + " layers");

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "model/mlp.hpp"
-#include "quant/calibration.hpp"
+#include "quant/activation_ranges.hpp"
 
 namespace ttlpred::cuda {
 
@@ -38,7 +38,7 @@ struct Int8Grid {
   float lo = 0.0f, hi = kCudaActQmax;
 };
 // One grid per layer input; throws ttlpred::Error when the table does not have one range per layer.
-std::vector<Int8Grid> int8_grids(const quant::CalibrationTable& table, std::size_t layers);
+std::vector<Int8Grid> int8_grids(const quant::ActivationRanges& table, std::size_t layers);
 std::int8_t quantize_activation(float x, const Int8Grid& g);
 
 struct PackedLayer {

@@ -540,7 +540,7 @@ bool int8_epilogue_available(CudaPlan::Impl& p) {
 
 // Up to 64 rows on the calibrated range of the dense inputs (categories cycling through each
 // table) through `plan`, against the FP64 reference.
-bool int8_epilogue_agrees(CudaPlan& plan, const MlpModel& model, const quant::CalibrationTable& table) {
+bool int8_epilogue_agrees(CudaPlan& plan, const MlpModel& model, const quant::ActivationRanges& table) {
   const std::size_t rows = std::min<std::size_t>(64, plan.max_batch());
   const quant::ActivationRange r = table.layer_inputs.front();
   std::vector<float> dense(rows * model.dense_inputs);

@@ -15,7 +15,7 @@
 
 #include "engine/variant.hpp"
 #include "model/mlp.hpp"
-#include "quant/calibration.hpp"
+#include "quant/activation_ranges.hpp"
 
 namespace ttlpred::cuda {
 
@@ -37,7 +37,7 @@ struct CudaOptions {
   std::size_t max_batch = 65536;
   // int8-static only: the activation ranges (a model file's int8 calibration, or
   // quant::calibrate); required for int8-static, ignored otherwise. Not kept after compile.
-  const quant::CalibrationTable* calibration = nullptr;
+  const quant::ActivationRanges* calibration = nullptr;
   // int8-static only: run each int8 matmul to int32 and requantize in a kernel of ours, instead
   // of cuBLASLt's int8-out epilogue (per-channel alpha vector, bias, ReLU). The epilogue form
   // is the default and falls back to this by itself where cuBLASLt has no algorithm for it.

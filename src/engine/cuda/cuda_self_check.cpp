@@ -8,7 +8,7 @@
 
 #include "engine/cuda/cuda_pack.hpp"
 #include "model/reference_forward.hpp"
-#include "quant/calibration.hpp"
+#include "quant/activation_ranges.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred::cuda {
@@ -185,7 +185,7 @@ std::vector<CheckResult> run_self_check(std::ostream& log, int device, const std
   for (const Case& c : cases) {
     const MlpModel model = make_random_model(c.spec, seed++);
     const EncodedBatch data = make_random_batch(model, rows, seed++);
-    const quant::CalibrationTable calib = quant::calibrate(model, make_random_batch(model, 2048, seed++));
+    const quant::ActivationRanges calib = quant::measure_activation_ranges(model, make_random_batch(model, 2048, seed++));
     std::vector<double> ref(rows * model.layers.back().out);
     reference_forward(model, data.dense.data(), data.cats.data(), rows, ref.data());
     for (const CudaForm& f : forms) {

@@ -70,7 +70,7 @@ std::vector<GpuBenchRow> run_gpu_bench(const GpuBenchOptions& o, std::ostream& t
   const std::vector<std::string> names = o.variants.empty() ? self_check_forms() : o.variants;
   const MlpModel model = make_bench_model(o.shape, 42);
   const EncodedBatch data = make_random_batch(model, o.max_batch, 43);
-  const quant::CalibrationTable calib = quant::calibrate(model, make_random_batch(model, 2048, 44));
+  const quant::ActivationRanges calib = quant::measure_activation_ranges(model, make_random_batch(model, 2048, 44));
   double flops_per_row = 0;
   for (const DenseLayer& d : model.layers) flops_per_row += 2.0 * d.in * d.out;
 

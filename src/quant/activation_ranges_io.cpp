@@ -1,4 +1,4 @@
-#include "quant/calibration_io.hpp"
+#include "quant/activation_ranges_io.hpp"
 
 #include <cmath>
 
@@ -11,7 +11,7 @@ namespace {
 constexpr std::uint32_t kCalibrationVersion = 2;
 }
 
-std::vector<std::uint8_t> calibration_bytes(const CalibrationTable& table) {
+std::vector<std::uint8_t> activation_ranges_bytes(const ActivationRanges& table) {
   BinaryWriter w;
   w.put<std::uint32_t>(kCalibrationVersion);
   w.put<std::uint8_t>(static_cast<std::uint8_t>(table.method));
@@ -24,15 +24,15 @@ std::vector<std::uint8_t> calibration_bytes(const CalibrationTable& table) {
   return w.take();
 }
 
-CalibrationTable parse_calibration(const std::vector<std::uint8_t>& bytes, const std::string& what) {
+ActivationRanges parse_activation_ranges(const std::vector<std::uint8_t>& bytes, const std::string& what) {
   BinaryReader r(bytes, what);
   const auto version = r.get<std::uint32_t>();
   if (version == 0 || version > kCalibrationVersion)
     r.fail("calibration format version " + std::to_string(version) + " is not supported (this build reads 1 and 2)");
   const auto method = r.get<std::uint8_t>();
   if (method > 2) r.fail("unknown calibration method " + std::to_string(method));
-  CalibrationTable t;
-  t.method = static_cast<CalibMethod>(method);
+  ActivationRanges t;
+  t.method = static_cast<RangeMethod>(method);
   const auto n = r.get<std::uint64_t>();
   if (n > 4096) r.fail("implausible layer count " + std::to_string(n));
   for (std::uint64_t i = 0; i < n; ++i) {

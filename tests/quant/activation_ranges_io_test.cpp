@@ -1,4 +1,4 @@
-// The int8 calibration reader's guards (quant/calibration_io.cpp), each met by a hostile table.
+// The int8 calibration reader's guards (quant/activation_ranges_io.cpp), each met by a hostile table.
 // A model file carries the table as opaque bytes inside its checksum, and every plan compiled
 // for the model reads it (`serve --model`, /admin/reload, bench); anyone can recompute a
 // checksum, so these guards are what refuses a hand-edited table. A real table, calibrated on
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "model/model_test_util.hpp"
-#include "quant/calibration.hpp"
-#include "quant/calibration_io.hpp"
+#include "quant/activation_ranges.hpp"
+#include "quant/activation_ranges_io.hpp"
 #include "section_bytes.hpp"
 
 namespace ttlpred::quant {
@@ -54,15 +54,15 @@ std::vector<std::uint8_t> real_table_bytes() {
       dense.push_back(v);
     cats.push_back(i % 4);
   }
-  CalibrationTable t = calibrate(m, dense.data(), cats.data(), 8);
+  ActivationRanges t = measure_activation_ranges(m, dense.data(), cats.data(), 8);
   t.act_qmax = 127;
-  return calibration_bytes(t);
+  return activation_ranges_bytes(t);
 }
 
 CalibrationPayload real_table() { return test::decoded<CalibrationPayload>(real_table_bytes()); }
 
 std::string refusal(const CalibrationPayload& p) {
-  return test::error_of([&] { parse_calibration(test::encoded(p), "hostile int8 calibration"); });
+  return test::error_of([&] { parse_activation_ranges(test::encoded(p), "hostile int8 calibration"); });
 }
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();

@@ -1,4 +1,4 @@
-#include "quant/calibration.hpp"
+#include "quant/activation_ranges.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -65,18 +65,18 @@ ActivationRange mse_range(const Observer& o, float levels) {
 
 }  // namespace
 
-std::string_view calib_method_name(CalibMethod m) {
+std::string_view range_method_name(RangeMethod m) {
   switch (m) {
-    case CalibMethod::MinMax: return "minmax";
-    case CalibMethod::Percentile: return "percentile";
-    case CalibMethod::Mse: return "mse";
+    case RangeMethod::MinMax: return "minmax";
+    case RangeMethod::Percentile: return "percentile";
+    case RangeMethod::Mse: return "mse";
   }
   return "?";
 }
 
-CalibMethod calib_method_from_name(std::string_view name) {
-  for (CalibMethod m : {CalibMethod::MinMax, CalibMethod::Percentile, CalibMethod::Mse})
-    if (calib_method_name(m) == name) return m;
+RangeMethod range_method_from_name(std::string_view name) {
+  for (RangeMethod m : {RangeMethod::MinMax, RangeMethod::Percentile, RangeMethod::Mse})
+    if (range_method_name(m) == name) return m;
   throw Error("unknown calibration method '" + std::string(name) + "' (known: minmax, percentile, mse)");
 }
 
@@ -89,8 +89,8 @@ QuantParams quant_params(ActivationRange range, float qmax) {
   return q;
 }
 
-CalibrationTable calibrate(const MlpModel& model, const float* dense, const std::uint32_t* cats, std::size_t rows,
-                           const CalibrationOptions& options) {
+ActivationRanges measure_activation_ranges(const MlpModel& model, const float* dense, const std::uint32_t* cats, std::size_t rows,
+                           const ActivationRangeOptions& options) {
   if (rows == 0) throw Error("calibration: needs at least one input row");
   if (model.layers.empty()) throw Error("calibration: model has no layers");
   if (options.percentile <= 50.0 || options.percentile > 100.0)
@@ -113,24 +113,24 @@ CalibrationTable calibrate(const MlpModel& model, const float* dense, const std:
   } catch (const Error& e) {
     throw Error(std::string("calibration: ") + e.what());
   }
-  CalibrationTable table;
+  ActivationRanges table;
   table.method = options.method;
   for (const Observer& o : obs) {
     switch (options.method) {
-      case CalibMethod::MinMax: table.layer_inputs.push_back({o.lo, o.hi}); break;
-      case CalibMethod::Percentile: table.layer_inputs.push_back(percentile_range(o.sample, options.percentile)); break;
-      case CalibMethod::Mse: table.layer_inputs.push_back(mse_range(o, options.levels)); break;
+      case RangeMethod::MinMax: table.layer_inputs.push_back({o.lo, o.hi}); break;
+      case RangeMethod::Percentile: table.layer_inputs.push_back(percentile_range(o.sample, options.percentile)); break;
+      case RangeMethod::Mse: table.layer_inputs.push_back(mse_range(o, options.levels)); break;
     }
   }
   return table;
 }
 
-CalibrationTable calibrate(const MlpModel& model, const EncodedBatch& batch, const CalibrationOptions& options) {
+ActivationRanges measure_activation_ranges(const MlpModel& model, const EncodedBatch& batch, const ActivationRangeOptions& options) {
   if (batch.dense_width != model.dense_inputs || batch.cat_width != model.embeddings.size())
     throw Error("calibration: batch has " + std::to_string(batch.dense_width) + " dense and " +
                 std::to_string(batch.cat_width) + " categorical columns, model expects " +
                 std::to_string(model.dense_inputs) + " and " + std::to_string(model.embeddings.size()));
-  return calibrate(model, batch.dense.data(), batch.cats.empty() ? nullptr : batch.cats.data(), batch.rows, options);
+  return measure_activation_ranges(model, batch.dense.data(), batch.cats.empty() ? nullptr : batch.cats.data(), batch.rows, options);
 }
 
 }  // namespace ttlpred::quant
