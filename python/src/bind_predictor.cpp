@@ -1,6 +1,6 @@
 // `Predictor`: a model file loaded with the CLI's options (variant, isa, alpha, bounds), whose
 // predict() is `ttlpred predict` on a table: the same model checks, the same history replay
-// (initial_history_for + compute_history) and the same batched predict_rows, with the GIL
+// (pipeline/predict_history.hpp) and the same batched predict_rows, with the GIL
 // released for the whole batch. Answers come back as NumPy arrays, bit for bit the doubles
 // the CLI prints (rounded to 0.1 s there).
 #include <pybind11/numpy.h>
@@ -22,6 +22,7 @@
 #include "engine/variant.hpp"
 #include "features/history.hpp"
 #include "pipeline/model_checks.hpp"
+#include "pipeline/predict_history.hpp"
 #include "predict/predictor.hpp"
 #include "handles.hpp"
 #include "util/error.hpp"
@@ -57,11 +58,12 @@ py::dict predict_table(const PyPredictor& self, const Table& table, bool allow_s
   }
   py::array_t<double> expected(static_cast<py::ssize_t>(n)), safe(static_cast<py::ssize_t>(n));
   py::array_t<bool> capped(static_cast<py::ssize_t>(n));
-  bool restarted = false;
+  HistorySource source = HistorySource::ModelState;
   if (!empty) {
     py::gil_scoped_release release;
-    HistoryState state = p.initial_history_for(*table.jobs, &restarted);
-    const HistoryMatrix history = compute_history(*table.jobs, state);
+    const PredictHistory ph = predict_history(p, *table.jobs);
+    source = ph.source;
+    const HistoryMatrix& history = ph.features;
     std::vector<std::size_t> rows(n);
     std::iota(rows.begin(), rows.end(), std::size_t{0});
     const std::vector<Prediction> out = p.predict_rows(*table.jobs, rows, history);
@@ -78,7 +80,9 @@ py::dict predict_table(const PyPredictor& self, const Table& table, bool allow_s
   d["expected_wall_s"] = expected;
   d["safe_ttl_s"] = safe;
   d["capped"] = capped;
-  d["history_restarted"] = restarted;
+  d["history_source"] = source == HistorySource::ModelState       ? "model"
+                        : source == HistorySource::TraceFromStart ? "trace"
+                                                                  : "both";
   return d;
 }
 

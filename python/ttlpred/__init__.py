@@ -126,9 +126,15 @@ class Predictor:
         fields), a ``Table``, or a trace file path. Jobs are answered in one batch inside the
         C++ engine with the GIL released. Returns ``{"expected_wall_s", "safe_ttl_s",
         "capped"}`` NumPy arrays in row order.
+
+        A job's history features come from the model's stored history plus the jobs of
+        ``data`` that ended before it, so a job after the training period gets the same answer
+        alone or beside jobs that did not end before it; jobs of the training period, and a
+        frame that begins with the model's training jobs, are replayed from the frame itself,
+        as ``ttlpred eval`` scores them (docs/features.md, "History when predicting").
         """
         out = self._core.predict(_as_table(data, columns), allow_schema_mismatch)
-        out.pop("history_restarted", None)
+        out.pop("history_source", None)
         return out
 
     def predict_job(self, job: Mapping[str, Any]) -> Dict[str, Any]:

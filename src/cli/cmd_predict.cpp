@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/prediction_output.hpp"
 #include "features/history.hpp"
+#include "pipeline/predict_history.hpp"
 #include "util/error.hpp"
 #include "util/file_io.hpp"
 
@@ -34,12 +35,16 @@ void run_predict(const PredictOptions& o) {
   std::string trace_format;
   const JobTable table = load_trace(o.data, o.input, true, &trace_format);
   check_model_fits_trace(predictor, o.model, table, trace_format, o.allow_schema_mismatch);
-  bool restarted = false;
-  HistoryState state = predictor.initial_history_for(table, &restarted);
-  if (restarted)
-    std::fprintf(stderr, "ttlpred: note: %s has jobs from the model's training period; their history is replayed from "
-                 "the trace alone (the model's saved state already holds those outcomes)\n", o.data.c_str());
-  const HistoryMatrix history = compute_history(table, state, parse_prediction_time(o.at, state.config().at));
+  const PredictHistory ph =
+      predict_history(predictor, table, parse_prediction_time(o.at, predictor.encoder().history_config().at));
+  if (ph.source == HistorySource::TraceFromStart)
+    std::fprintf(stderr, "ttlpred: note: %s begins with the model's training jobs: every job's history is replayed from "
+                 "the trace alone, as eval scores it\n", o.data.c_str());
+  else if (ph.source == HistorySource::Both)
+    std::fprintf(stderr, "ttlpred: note: %zu jobs of %s are from the model's training period: their history is replayed "
+                 "from the trace alone; the later jobs' from the model's saved state and the trace's later jobs\n",
+                 ph.training_period_rows, o.data.c_str());
+  const HistoryMatrix& history = ph.features;
   std::vector<std::size_t> rows(table.rows());
   std::iota(rows.begin(), rows.end(), std::size_t{0});
   const auto predictions = predictor.predict_rows(table, rows, history);

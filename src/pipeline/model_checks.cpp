@@ -125,15 +125,25 @@ ModelCheck check_schema(const ModelFile& model, const FeatureEncoder& encoder, c
   return c;
 }
 
-ModelCheck check_split_overlap(const ModelFile& model, const ChronologicalSplit& split, const std::string& what) {
-  ModelCheck c;
+std::size_t trained_rows(const ModelFile& model) {
   // meta.data_hash is table_digest(eligible jobs, train rows): "<crc32 hex>-<rows>".
   const std::string& hash = model.meta.data_hash;
   const auto dash = hash.rfind('-');
-  std::size_t trained = 0;
   if (dash != std::string::npos && dash + 1 < hash.size() &&
       hash.find_first_not_of("0123456789", dash + 1) == std::string::npos && hash.size() - dash <= 19)
-    trained = std::stoull(hash.substr(dash + 1));
+    return std::stoull(hash.substr(dash + 1));
+  return 0;
+}
+
+bool begins_with_training_jobs(const ModelFile& model, const ChronologicalSplit& split) {
+  const std::size_t trained = trained_rows(model);
+  return trained > 0 && split.jobs.rows() >= trained && table_digest(split.jobs, trained) == model.meta.data_hash;
+}
+
+ModelCheck check_split_overlap(const ModelFile& model, const ChronologicalSplit& split, const std::string& what) {
+  ModelCheck c;
+  const std::string& hash = model.meta.data_hash;
+  const std::size_t trained = trained_rows(model);
   if (trained == 0) {
     c.warnings.push_back(what + " does not record its training rows: cannot check that no scored job was trained on");
     return c;

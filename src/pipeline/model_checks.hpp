@@ -44,6 +44,13 @@ std::vector<TrainingProvenance::FieldCoverage> field_coverage(const JobTable& t,
 ModelCheck check_schema(const ModelFile& model, const FeatureEncoder& encoder, const JobTable& trace,
                         const std::string& trace_format, const std::string& what);
 
+// How many eligible jobs the model was trained on, from its data digest (meta.data_hash:
+// "<crc32 hex>-<rows>"); 0 when the file does not record it.
+std::size_t trained_rows(const ModelFile& model);
+// True when the eligible jobs of `split` begin with the model's training jobs (the digest
+// matches): the same data the model learned from.
+bool begins_with_training_jobs(const ModelFile& model, const ChronologicalSplit& split);
+
 // Rows of `split` that the model learned from and `split` would score. Refused when there
 // are any; warned about when the split leaves unseen jobs unscored, or when the trace does
 // not begin with the model's training jobs (overlap cannot be checked then).

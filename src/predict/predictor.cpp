@@ -133,21 +133,6 @@ double bound_seconds(double value_s, double requested_ttl_s, const PredictorOpti
   return v;
 }
 
-HistoryState Predictor::initial_history_for(const JobTable& trace, bool* restarted) const {
-  const TrainingProvenance& p = model_->provenance;
-  bool overlaps = false;
-  if (!p.empty() && !model_->history.empty())
-    for (double t : trace.num(Field::SubmitTime))
-      // Strictly before: jobs submitted in the same second as the last training job may or
-      // may not have been trained on (a tie), and a service would take them as new.
-      if (t < p.last_train_submit) {  // NaN (no submit time) compares false
-        overlaps = true;
-        break;
-      }
-  if (restarted) *restarted = overlaps;
-  return overlaps ? HistoryState(encoder_->history_config()) : initial_history();
-}
-
 // `z` is the network's output with the row's residual offset added (TargetTransform::offset_z).
 Prediction Predictor::finish(float z, double requested_ttl_s, std::uint32_t group) const {
   Prediction p;

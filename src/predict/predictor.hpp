@@ -100,13 +100,8 @@ class Predictor {
   // A fresh history state of the model's configuration, seeded with what the model file
   // carries (the state at the end of its training data), if anything.
   HistoryState initial_history() const;
-  // The state to replay `trace` from (`ttlpred predict`): initial_history(), unless the trace
-  // has jobs submitted before the model's last training job. The model's state already
-  // holds those jobs' outcomes, so replaying them on top would count every one twice and show
-  // each its own future (measured: 8,245 of 50,000 predictions of the training trace decoded
-  // to exactly 0 s); such a trace is replayed from an empty state, as training saw it.
-  // `restarted` tells which. Files without provenance: initial_history().
-  HistoryState initial_history_for(const JobTable& trace, bool* restarted = nullptr) const;
+  // (What `predict` replays a trace from, this state or an empty one, is the rule of
+  // pipeline/predict_history.hpp.)
 
   const ModelFile& model() const { return *model_; }
   const FeatureEncoder& encoder() const { return *encoder_; }

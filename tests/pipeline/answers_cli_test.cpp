@@ -11,6 +11,7 @@
 
 #include "model/model_file.hpp"
 #include "pipeline/model_checks.hpp"
+#include "pipeline/predict_history.hpp"
 #include "data/trace_readers.hpp"
 #include "pipeline/split.hpp"
 #include "predict/predictor.hpp"
@@ -143,14 +144,11 @@ TEST(AnswersCli, PredictOfTheTrainingTraceCountsNoJobTwice) {
   std::string fmt;
   ReadReport report;
   const JobTable trace = read_trace(trained().trace, report);
-  bool restarted = false;
-  EXPECT_EQ(p.initial_history_for(trace, &restarted).observed(), 0u);
-  EXPECT_TRUE(restarted);
+  EXPECT_EQ(predict_history(p, trace).source, HistorySource::TraceFromStart);
   const ChronologicalSplit later = chronological_split(trace, 0.8);
   std::vector<std::size_t> tail;
   for (std::size_t i = later.train_rows; i < later.jobs.rows(); ++i) tail.push_back(i);
-  EXPECT_GT(p.initial_history_for(later.jobs.select(tail), &restarted).observed(), 2000u);
-  EXPECT_FALSE(restarted);
+  EXPECT_EQ(predict_history(p, later.jobs.select(tail)).source, HistorySource::ModelState);
 
   std::string out;
   ASSERT_EQ(test::run_cli("predict --model '" + trained().model + "' --data '" + trained().trace + "' --min-seconds 0", &out), 0);

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pipeline/predict_history.hpp"
 #include "serve/admin_token.hpp"
 #include "serve/service.hpp"
 #include "serve_test_util.hpp"
@@ -77,8 +78,7 @@ TEST(Answers, JobWithoutSubmitTimeGetsOneAnswerFromPredictAndTheService) {
   r.text(Field::JobType) = "MC";
   r[Field::RequestedTtl] = 72000;
   t.append(r);
-  HistoryState walk = p.initial_history_for(t);
-  const HistoryMatrix hm = compute_history(t, walk);
+  const HistoryMatrix hm = predict_history(p, t).features;
   const std::vector<std::size_t> rows = {0};
   const Prediction batch = p.predict_rows(t, rows, hm).at(0);
   EXPECT_EQ(batch.expected_wall_s, s["expected_wall_s"].get<double>());
