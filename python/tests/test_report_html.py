@@ -140,3 +140,21 @@ def test_pipeline_writes_the_same_charts(workdir):
     assert "<script" not in html.lower()
     latency = charts[-1]
     assert ">fp32-fused<" in latency and ">int8-static<" in latency  # every variant of the pipeline's table
+
+
+def test_a_trace_without_groups_names_its_bars_over_all_jobs(workdir, alice_csv):
+    """The per-group charts on a trace with no job type, queue or partition (KTH-SP2 is one):
+    one bar each, titled over all jobs, the RMSE bar from zero (its axis once started near the
+    bar's own height, which hid ttlpred's bar)."""
+    import pandas as pd
+    trace, model, out = workdir / "ungrouped.csv", workdir / "ungrouped.ttlp", workdir / "ungrouped-report"
+    pd.read_csv(alice_csv)[["job_id", "submit_time", "wait_s", "wall_s", "requested_ttl_s", "cpu_cores"]].to_csv(
+        trace, index=False)
+    cli("train", "--data", trace, "--out", model, "--hidden", "32,32", "--epochs", 1, "--quiet")
+    cli("report", "--model", model, "--data", trace, "--out", out, "--bench-seconds", 0.01)
+    html = (out / "report.html").read_text()
+    assert "Run-time error over all jobs" in html and "Safe-TTL kill rate over all jobs" in html
+    assert "by all jobs" not in html and "per all jobs" not in html
+    assert "the trace has no group column" in html
+    error_chart = next(s for s in svgs(html) if "Run-time error over all jobs" in s)
+    assert "0" in texts(error_chart)  # the value axis starts at zero

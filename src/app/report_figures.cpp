@@ -157,9 +157,10 @@ std::vector<const GroupEvaluation*> largest_groups(const Evaluation& e, std::siz
 
 void add_error_by_group(report::HtmlPage& page, const Evaluation& e) {
   report::BarChart c;
-  const std::string column = e.group_column.empty() ? "all jobs" : e.group_column;
-  c.title = "Run-time error by " + column;
-  c.x = Axis{column, ""};
+  const bool grouped = !e.group_column.empty();
+  const std::string& column = e.group_column;
+  c.title = grouped ? "Run-time error by " + column : "Run-time error over all jobs";
+  c.x = Axis{grouped ? column : "", ""};
   c.y = Axis{"RMSE", "h"};
   report::BarSeries model{"ttlpred prediction", {}}, base{"static TTL (request)", {}};
   if (e.groups.empty()) {
@@ -173,17 +174,19 @@ void add_error_by_group(report::HtmlPage& page, const Evaluation& e) {
     base.values.push_back(g->baseline_rmse_hours);
   }
   c.series = {model, base};
-  c.notes.push_back("largest 12 groups by jobs");
+  if (grouped) c.notes.push_back("largest 12 groups by jobs");
   page.add_chart(report::draw_bar_chart(c),
-                 "Root-mean-square error of the expected wall time per " + column +
+                 "Root-mean-square error of the expected wall time " +
+                     (grouped ? "per " + column : std::string("over all scored jobs (the trace has no group column)")) +
                      ", next to the error of using the job's requested (static) TTL as the prediction.");
 }
 
 void add_kill_rate_by_group(report::HtmlPage& page, const Evaluation& e) {
   report::BarChart c;
-  const std::string column = e.group_column.empty() ? "all jobs" : e.group_column;
-  c.title = "Safe-TTL kill rate by " + column;
-  c.x = Axis{column, ""};
+  const bool grouped = !e.group_column.empty();
+  const std::string& column = e.group_column;
+  c.title = grouped ? "Safe-TTL kill rate by " + column : "Safe-TTL kill rate over all jobs";
+  c.x = Axis{grouped ? column : "", ""};
   c.y = Axis{"kill rate", "% of jobs", false, 0, Axis::kAuto, true};
   report::BarSeries kills{"safe TTL kill rate", {}};
   c.categories.push_back("all jobs");
@@ -196,8 +199,9 @@ void add_kill_rate_by_group(report::HtmlPage& page, const Evaluation& e) {
   c.references = {{"target: alpha " + percent_text(e.alpha), e.alpha}};
   c.value_decimals = 2;
   page.add_chart(report::draw_bar_chart(c),
-                 "Share of scored jobs the safe TTL would kill although their request let them finish, overall and per " +
-                     column + " (target: alpha = " + percent_text(e.alpha) + ").");
+                 "Share of scored jobs the safe TTL would kill although their request let them finish, " +
+                     (grouped ? "overall and per " + column + " (" : std::string("over all of them (the trace has no group column; ")) +
+                     "target: alpha = " + percent_text(e.alpha) + ").");
 }
 
 void add_kill_rate_vs_alpha(report::HtmlPage& page, const KillRateCurves& k) {
