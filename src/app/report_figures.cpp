@@ -153,14 +153,22 @@ std::vector<const GroupEvaluation*> largest_groups(const Evaluation& e, std::siz
   if (g.size() > n) g.resize(n);
   return g;
 }
+
+// A chart of `what` per value of the evaluation's breakdown column: "<what> by job_type", or
+// on a trace without one (KTH-SP2), "<what> over all jobs" with no category axis title.
+report::BarChart per_group_chart(const Evaluation& e, const std::string& what) {
+  report::BarChart c;
+  const bool grouped = !e.group_column.empty();
+  c.title = what + (grouped ? " by " + e.group_column : std::string(" over all jobs"));
+  c.x = Axis{e.group_column, ""};
+  return c;
+}
 }  // namespace
 
 void add_error_by_group(report::HtmlPage& page, const Evaluation& e) {
-  report::BarChart c;
+  report::BarChart c = per_group_chart(e, "Run-time error");
   const bool grouped = !e.group_column.empty();
   const std::string& column = e.group_column;
-  c.title = grouped ? "Run-time error by " + column : "Run-time error over all jobs";
-  c.x = Axis{grouped ? column : "", ""};
   c.y = Axis{"RMSE", "h"};
   report::BarSeries model{"ttlpred prediction", {}}, base{"static TTL (request)", {}};
   if (e.groups.empty()) {
@@ -182,11 +190,9 @@ void add_error_by_group(report::HtmlPage& page, const Evaluation& e) {
 }
 
 void add_kill_rate_by_group(report::HtmlPage& page, const Evaluation& e) {
-  report::BarChart c;
+  report::BarChart c = per_group_chart(e, "Safe-TTL kill rate");
   const bool grouped = !e.group_column.empty();
   const std::string& column = e.group_column;
-  c.title = grouped ? "Safe-TTL kill rate by " + column : "Safe-TTL kill rate over all jobs";
-  c.x = Axis{grouped ? column : "", ""};
   c.y = Axis{"kill rate", "% of jobs", false, 0, Axis::kAuto, true};
   report::BarSeries kills{"safe TTL kill rate", {}};
   c.categories.push_back("all jobs");

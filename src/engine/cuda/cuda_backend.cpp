@@ -1,10 +1,10 @@
 #include "engine/cuda/cuda_backend.hpp"
 
 #include <mutex>
+#include <optional>
 
 #include "engine/cuda/cuda_plan.hpp"
-#include "quant/activation_ranges_io.hpp"
-#include "util/error.hpp"
+#include "engine/compile_model_file.hpp"
 
 namespace ttlpred::cuda {
 
@@ -33,14 +33,8 @@ std::unique_ptr<const engine::Backend> compile(const ModelFile& file, engine::Va
                                                const engine::BackendOptions& options, const std::string& what) {
   CudaOptions co;
   co.device = options.device;
-  quant::ActivationRanges table;
-  if (engine::variant_needs_calibration(variant)) {
-    if (file.int8_calibration.empty())
-      throw Error(what + ": variant '" + std::string(engine::variant_name(variant)) +
-                  "' needs int8 calibration and the model file has none (quantize it with calibration data)");
-    table = quant::parse_activation_ranges(file.int8_calibration, what + " int8 calibration");
-    co.calibration = &table;
-  }
+  const std::optional<quant::ActivationRanges> ranges = engine::model_activation_ranges(file, variant, what);
+  if (engine::variant_needs_calibration(variant)) co.calibration = &*ranges;
   return std::make_unique<const CudaBackend>(compile_cuda(file.mlp, variant, co));
 }
 
