@@ -74,55 +74,57 @@ void help_and_type(std::string& out, const char* name, const char* kind, const c
   out += '\n';
 }
 
+// A series without labels: its "# HELP" and "# TYPE" lines and its one value.
+void metric(std::string& out, const char* name, const char* kind, const char* help, double v) {
+  help_and_type(out, name, kind, help);
+  line(out, name, "", v);
+}
+
 void render_running(std::string& out, const ServiceMetrics::Gauges& g) {
   // Only a service whose model reads running jobs keeps them: the others scrape as before.
   if (!g.running_tracked) return;
-  auto metric = [&](const char* name, const char* type, const char* help, double v) {
-    help_and_type(out, name, type, help);
-    line(out, name, "", v);
-  };
   auto u = [](std::uint64_t v) { return static_cast<double>(v); };
-  metric("ttlpred_running_jobs", "gauge", "Jobs started and not yet closed by their outcome.", u(g.running));
-  metric("ttlpred_running_capacity", "gauge", "Most running jobs kept (0: no limit; --running-capacity).",
+  metric(out, "ttlpred_running_jobs", "gauge", "Jobs started and not yet closed by their outcome.", u(g.running));
+  metric(out, "ttlpred_running_capacity", "gauge", "Most running jobs kept (0: no limit; --running-capacity).",
          u(g.running_capacity));
-  metric("ttlpred_running_max_age_seconds", "gauge",
+  metric(out, "ttlpred_running_max_age_seconds", "gauge",
          "Age past which a start without an outcome is forgotten (--running-max-age).", g.running_max_age_s);
-  metric("ttlpred_running_started_total", "counter", "Starts recorded (/v1/match answers and /v1/started events).",
+  metric(out, "ttlpred_running_started_total", "counter", "Starts recorded (/v1/match answers and /v1/started events).",
          u(g.running_started));
-  metric("ttlpred_running_closed_total", "counter", "Running jobs closed by their outcome.", u(g.running_closed));
-  metric("ttlpred_running_expired_total", "counter",
+  metric(out, "ttlpred_running_closed_total", "counter", "Running jobs closed by their outcome.", u(g.running_closed));
+  metric(out, "ttlpred_running_expired_total", "counter",
          "Running jobs forgotten past --running-max-age without an outcome.", u(g.running_expired));
-  metric("ttlpred_running_evicted_total", "counter",
+  metric(out, "ttlpred_running_evicted_total", "counter",
          "Running jobs forgotten, earliest start first, to stay within --running-capacity.", u(g.running_evicted));
 }
 
 void render_learning(std::string& out, const ServiceMetrics::Gauges& g) {
   auto head = [&](const char* name, const char* kind, const char* help) { help_and_type(out, name, kind, help); };
   auto u = [](std::uint64_t v) { return static_cast<double>(v); };
-  head("ttlpred_calibration_info", "gauge", "The online safe-TTL calibration method answering (value 1; --calibration).");
+  head("ttlpred_calibration_info", "gauge",
+       "The online safe-TTL calibration method answering (value 1; --calibration).");
   line(out, "ttlpred_calibration_info", "method=\"" + escape_label(g.calibration_method) + '"', 1);
-  head("ttlpred_calibration_level", "gauge",
-       "The level the safe TTLs are asked for now (alpha for static; mondrian: a job of an unseen key).");
-  line(out, "ttlpred_calibration_level", "", g.calibration_level);
-  head("ttlpred_calibration_outcomes_total", "counter", "Matched outcomes the online calibrator learned from.");
-  line(out, "ttlpred_calibration_outcomes_total", "", u(g.calibration_outcomes));
-  head("ttlpred_recent_predictions", "gauge", "Jobs whose served prediction awaits its outcome.");
-  line(out, "ttlpred_recent_predictions", "", u(g.recent_predictions));
-  head("ttlpred_recent_predictions_capacity", "gauge", "Most served predictions kept (--recent-predictions).");
-  line(out, "ttlpred_recent_predictions_capacity", "", u(g.recent_capacity));
-  head("ttlpred_recent_predictions_evicted_total", "counter",
-       "Served predictions overwritten, oldest first, before their outcome came.");
-  line(out, "ttlpred_recent_predictions_evicted_total", "", u(g.recent_evicted));
-  head("ttlpred_outcomes_matched_total", "counter", "Outcomes matched by job_id to the prediction served for them.");
-  line(out, "ttlpred_outcomes_matched_total", "", u(g.matched));
+  metric(out, "ttlpred_calibration_level", "gauge",
+         "The level the safe TTLs are asked for now (alpha for static; mondrian: a job of an unseen key).",
+         g.calibration_level);
+  metric(out, "ttlpred_calibration_outcomes_total", "counter", "Matched outcomes the online calibrator learned from.",
+         u(g.calibration_outcomes));
+  metric(out, "ttlpred_recent_predictions", "gauge", "Jobs whose served prediction awaits its outcome.",
+         u(g.recent_predictions));
+  metric(out, "ttlpred_recent_predictions_capacity", "gauge", "Most served predictions kept (--recent-predictions).",
+         u(g.recent_capacity));
+  metric(out, "ttlpred_recent_predictions_evicted_total", "counter",
+       "Served predictions overwritten, oldest first, before their outcome came.", u(g.recent_evicted));
+  metric(out, "ttlpred_outcomes_matched_total", "counter",
+         "Outcomes matched by job_id to the prediction served for them.", u(g.matched));
   head("ttlpred_outcomes_unmatched_total", "counter",
        "Outcomes without a served prediction, by reason (journaled with served: null).");
   line(out, "ttlpred_outcomes_unmatched_total", "reason=\"no_job_id\"", u(g.unmatched_no_id));
   line(out, "ttlpred_outcomes_unmatched_total", "reason=\"unknown_job_id\"", u(g.unmatched_unknown));
   line(out, "ttlpred_outcomes_unmatched_total", "reason=\"older_model\"", u(g.unmatched_older));
-  head("ttlpred_outcomes_repeated_total", "counter",
-       "Outcomes of a job_id whose outcome the history had learnt already: journaled, not taught again.");
-  line(out, "ttlpred_outcomes_repeated_total", "", u(g.repeated_outcomes));
+  metric(out, "ttlpred_outcomes_repeated_total", "counter",
+         "Outcomes of a job_id whose outcome the history had learnt already: journaled, not taught again.",
+         u(g.repeated_outcomes));
   struct Figure {
     const char* name;
     const char* help;
@@ -159,15 +161,16 @@ void render_learning(std::string& out, const ServiceMetrics::Gauges& g) {
     head(f.name, "gauge", f.help);
     series(f.name, [&](const QualityFigures& q) { return q.*f.member; });
   }
-  head("ttlpred_drift_alarm", "gauge",
-       "1 from a drift alarm (Page-Hinkley on the log residuals of matched outcomes) until the next model reload.");
-  line(out, "ttlpred_drift_alarm", "", g.drift_alarm ? 1 : 0);
-  head("ttlpred_drift_alarms_total", "counter", "Drift alarms raised.");
-  line(out, "ttlpred_drift_alarms_total", "", u(g.drift_alarms));
-  head("ttlpred_drift_info", "gauge", "What one drift test watches: all outcomes or each group's (--drift-scope; value 1).");
+  metric(out, "ttlpred_drift_alarm", "gauge",
+         "1 from a drift alarm (Page-Hinkley on the log residuals of matched outcomes) until the next model reload.",
+         g.drift_alarm ? 1 : 0);
+  metric(out, "ttlpred_drift_alarms_total", "counter", "Drift alarms raised.", u(g.drift_alarms));
+  head("ttlpred_drift_info", "gauge",
+       "What one drift test watches: all outcomes or each group's (--drift-scope; value 1).");
   line(out, "ttlpred_drift_info", "scope=\"" + escape_label(g.drift_scope) + '"', 1);
   head("ttlpred_drift_statistic", "gauge",
-       "The Page-Hinkley statistics (alarm above --drift-threshold); without a group label the largest over the groups.");
+       "The Page-Hinkley statistics (alarm above --drift-threshold); without a group label the largest over the "
+       "groups.");
   line(out, "ttlpred_drift_statistic", "direction=\"longer\"", g.drift_up);
   line(out, "ttlpred_drift_statistic", "direction=\"shorter\"", g.drift_down);
   for (const auto& d : g.drift_groups) {
@@ -182,17 +185,16 @@ void render_learning(std::string& out, const ServiceMetrics::Gauges& g) {
 std::string ServiceMetrics::render(const Gauges& g) const {
   std::string out;
   out.reserve(8192);
-  out += "# HELP ttlpred_requests_total HTTP requests by endpoint.\n# TYPE ttlpred_requests_total counter\n";
+  help_and_type(out, "ttlpred_requests_total", "counter", "HTTP requests by endpoint.");
   for (std::size_t e = 0; e < kNumEndpoints; ++e)
     line(out, "ttlpred_requests_total", std::string("endpoint=\"") + endpoint_name(Endpoint(e)) + '"',
          static_cast<double>(per_[e].count.load()));
-  out += "# HELP ttlpred_request_errors_total Requests answered with a 4xx or 5xx, by endpoint.\n"
-         "# TYPE ttlpred_request_errors_total counter\n";
+  help_and_type(out, "ttlpred_request_errors_total", "counter", "Requests answered with a 4xx or 5xx, by endpoint.");
   for (std::size_t e = 0; e < kNumEndpoints; ++e)
     line(out, "ttlpred_request_errors_total", std::string("endpoint=\"") + endpoint_name(Endpoint(e)) + '"',
          static_cast<double>(per_[e].errors.load()));
-  out += "# HELP ttlpred_request_duration_seconds Time spent handling a request (parse to reply), by endpoint.\n"
-         "# TYPE ttlpred_request_duration_seconds histogram\n";
+  help_and_type(out, "ttlpred_request_duration_seconds", "histogram",
+                "Time spent handling a request (parse to reply), by endpoint.");
   for (std::size_t e = 0; e < kNumEndpoints; ++e) {
     const std::string ep = std::string("endpoint=\"") + endpoint_name(Endpoint(e)) + '"';
     std::uint64_t cumulative = 0;
@@ -210,39 +212,32 @@ std::string ServiceMetrics::render(const Gauges& g) const {
     line(out, "ttlpred_request_duration_seconds_sum", ep, static_cast<double>(per_[e].sum_ns.load()) * 1e-9);
     line(out, "ttlpred_request_duration_seconds_count", ep, static_cast<double>(cumulative));
   }
-  out += "# HELP ttlpred_predictions_total Jobs predicted (a batch counts each job).\n"
-         "# TYPE ttlpred_predictions_total counter\n";
-  line(out, "ttlpred_predictions_total", "", static_cast<double>(predictions_.load()));
-  out += "# HELP ttlpred_outcomes_total Finished jobs journaled and added to the history.\n"
-         "# TYPE ttlpred_outcomes_total counter\n";
-  line(out, "ttlpred_outcomes_total", "", static_cast<double>(outcomes_.load()));
-  out += "# HELP ttlpred_outcomes_rate_limited_total Requests to /v1/outcomes and /v1/started refused (429): their client "
-         "was over --outcome-rate.\n"
-         "# TYPE ttlpred_outcomes_rate_limited_total counter\n";
-  line(out, "ttlpred_outcomes_rate_limited_total", "", static_cast<double>(rate_limited_.load()));
-  out += "# HELP ttlpred_model_reloads_total Model reloads by result.\n# TYPE ttlpred_model_reloads_total counter\n";
+  metric(out, "ttlpred_predictions_total", "counter", "Jobs predicted (a batch counts each job).",
+         static_cast<double>(predictions_.load()));
+  metric(out, "ttlpred_outcomes_total", "counter", "Finished jobs journaled and added to the history.",
+         static_cast<double>(outcomes_.load()));
+  metric(out, "ttlpred_outcomes_rate_limited_total", "counter",
+         "Requests to /v1/outcomes and /v1/started refused (429): their client was over --outcome-rate.",
+         static_cast<double>(rate_limited_.load()));
+  help_and_type(out, "ttlpred_model_reloads_total", "counter", "Model reloads by result.");
   line(out, "ttlpred_model_reloads_total", "result=\"ok\"", static_cast<double>(reloads_ok_.load()));
   line(out, "ttlpred_model_reloads_total", "result=\"refused\"", static_cast<double>(reloads_failed_.load()));
-  out += "# HELP ttlpred_model_info The model being served (value 1).\n# TYPE ttlpred_model_info gauge\n";
+  help_and_type(out, "ttlpred_model_info", "gauge", "The model being served (value 1).");
   line(out, "ttlpred_model_info", "version=\"" + escape_label(g.model_version) + '"', 1);
-  out += "# HELP ttlpred_history_observed_jobs Finished jobs in the history state.\n"
-         "# TYPE ttlpred_history_observed_jobs gauge\n";
-  line(out, "ttlpred_history_observed_jobs", "", static_cast<double>(g.history_observed));
-  out += "# HELP ttlpred_history_keys Distinct history keys tracked.\n# TYPE ttlpred_history_keys gauge\n";
-  line(out, "ttlpred_history_keys", "", static_cast<double>(g.history_keys));
-  out += "# HELP ttlpred_history_capacity Most history keys kept (0: no limit; --history-capacity).\n"
-         "# TYPE ttlpred_history_capacity gauge\n";
-  line(out, "ttlpred_history_capacity", "", static_cast<double>(g.history_capacity));
-  out += "# HELP ttlpred_history_evicted_keys_total History keys dropped, least recently updated first, to stay "
-         "within the capacity.\n# TYPE ttlpred_history_evicted_keys_total counter\n";
-  line(out, "ttlpred_history_evicted_keys_total", "", static_cast<double>(g.history_evicted));
+  metric(out, "ttlpred_history_observed_jobs", "gauge", "Finished jobs in the history state.",
+         static_cast<double>(g.history_observed));
+  metric(out, "ttlpred_history_keys", "gauge", "Distinct history keys tracked.", static_cast<double>(g.history_keys));
+  metric(out, "ttlpred_history_capacity", "gauge", "Most history keys kept (0: no limit; --history-capacity).",
+         static_cast<double>(g.history_capacity));
+  metric(out, "ttlpred_history_evicted_keys_total", "counter",
+         "History keys dropped, least recently updated first, to stay within the capacity.",
+         static_cast<double>(g.history_evicted));
   render_running(out, g);
-  out += "# HELP ttlpred_journal_outcomes_since_snapshot Outcomes a restart would replay.\n"
-         "# TYPE ttlpred_journal_outcomes_since_snapshot gauge\n";
-  line(out, "ttlpred_journal_outcomes_since_snapshot", "", static_cast<double>(g.journal_since_snapshot));
-  out += "# HELP ttlpred_snapshot_failures_total History snapshots that could not be written (retried with the "
-         "next batch; the journal keeps the outcomes).\n# TYPE ttlpred_snapshot_failures_total counter\n";
-  line(out, "ttlpred_snapshot_failures_total", "", static_cast<double>(g.snapshot_failures));
+  metric(out, "ttlpred_journal_outcomes_since_snapshot", "gauge", "Outcomes a restart would replay.",
+         static_cast<double>(g.journal_since_snapshot));
+  metric(out, "ttlpred_snapshot_failures_total", "counter",
+         "History snapshots that could not be written (retried with the next batch; the journal keeps the outcomes).",
+         static_cast<double>(g.snapshot_failures));
   render_learning(out, g);
   render_retrain(out);
   return out;
@@ -258,38 +253,33 @@ void ServiceMetrics::add_retrain(const RetrainRecord& r) {
 void ServiceMetrics::render_retrain(std::string& out) const {
   if (!retrain_enabled_.load()) return;
   auto u = [](std::uint64_t v) { return static_cast<double>(v); };
-  out += "# HELP ttlpred_retrains_total Retrains by the shadow evaluation's decision (failed: could not run).\n"
-         "# TYPE ttlpred_retrains_total counter\n";
+  help_and_type(out, "ttlpred_retrains_total", "counter",
+                "Retrains by the shadow evaluation's decision (failed: could not run).");
   line(out, "ttlpred_retrains_total", "result=\"accepted\"", u(retrains_accepted_.load()));
   line(out, "ttlpred_retrains_total", "result=\"refused\"", u(retrains_refused_.load()));
   line(out, "ttlpred_retrains_total", "result=\"failed\"", u(retrains_failed_.load()));
-  out += "# HELP ttlpred_retrain_swaps_total Accepted candidates swapped in through the reload path, by result.\n"
-         "# TYPE ttlpred_retrain_swaps_total counter\n";
+  help_and_type(out, "ttlpred_retrain_swaps_total", "counter",
+                "Accepted candidates swapped in through the reload path, by result.");
   line(out, "ttlpred_retrain_swaps_total", "result=\"ok\"", u(swaps_ok_.load()));
   line(out, "ttlpred_retrain_swaps_total", "result=\"refused\"", u(swaps_refused_.load()));
-  out += "# HELP ttlpred_retrain_running 1 while a retrain is training or evaluating.\n# TYPE ttlpred_retrain_running gauge\n";
-  line(out, "ttlpred_retrain_running", "", retrain_running_.load() ? 1 : 0);
+  metric(out, "ttlpred_retrain_running", "gauge", "1 while a retrain is training or evaluating.",
+         retrain_running_.load() ? 1 : 0);
   std::lock_guard lock(last_retrain_mutex_);
   if (!has_last_retrain_) return;
   const RetrainRecord& r = last_retrain_;
-  out += "# HELP ttlpred_retrain_last_accepted The last decision: 1 accepted, 0 refused.\n"
-         "# TYPE ttlpred_retrain_last_accepted gauge\n";
-  line(out, "ttlpred_retrain_last_accepted", "", r.accepted ? 1 : 0);
-  out += "# HELP ttlpred_retrain_last_timestamp_seconds When the last decision was made (unix seconds).\n"
-         "# TYPE ttlpred_retrain_last_timestamp_seconds gauge\n";
-  line(out, "ttlpred_retrain_last_timestamp_seconds", "", r.at_unix);
-  out += "# HELP ttlpred_retrain_last_duration_seconds Training and shadow evaluation time of the last retrain.\n"
-         "# TYPE ttlpred_retrain_last_duration_seconds gauge\n";
-  line(out, "ttlpred_retrain_last_duration_seconds", "", r.seconds);
-  out += "# HELP ttlpred_retrain_last_outcomes Outcomes in the last retrain's window.\n"
-         "# TYPE ttlpred_retrain_last_outcomes gauge\n";
-  line(out, "ttlpred_retrain_last_outcomes", "", u(r.outcomes));
-  out += "# HELP ttlpred_retrain_last_rmse_hours RMSE on the held-out outcomes of the last retrain, by model.\n"
-         "# TYPE ttlpred_retrain_last_rmse_hours gauge\n";
+  metric(out, "ttlpred_retrain_last_accepted", "gauge", "The last decision: 1 accepted, 0 refused.",
+         r.accepted ? 1 : 0);
+  metric(out, "ttlpred_retrain_last_timestamp_seconds", "gauge", "When the last decision was made (unix seconds).",
+         r.at_unix);
+  metric(out, "ttlpred_retrain_last_duration_seconds", "gauge",
+         "Training and shadow evaluation time of the last retrain.", r.seconds);
+  metric(out, "ttlpred_retrain_last_outcomes", "gauge", "Outcomes in the last retrain's window.", u(r.outcomes));
+  help_and_type(out, "ttlpred_retrain_last_rmse_hours", "gauge",
+                "RMSE on the held-out outcomes of the last retrain, by model.");
   line(out, "ttlpred_retrain_last_rmse_hours", "model=\"current\"", r.current_rmse_hours);
   line(out, "ttlpred_retrain_last_rmse_hours", "model=\"candidate\"", r.candidate_rmse_hours);
-  out += "# HELP ttlpred_retrain_last_kill_rate Kill rate of the static safe TTL on the held-out outcomes, by model.\n"
-         "# TYPE ttlpred_retrain_last_kill_rate gauge\n";
+  help_and_type(out, "ttlpred_retrain_last_kill_rate", "gauge",
+                "Kill rate of the static safe TTL on the held-out outcomes, by model.");
   line(out, "ttlpred_retrain_last_kill_rate", "model=\"current\"", r.current_kill_rate);
   line(out, "ttlpred_retrain_last_kill_rate", "model=\"candidate\"", r.candidate_kill_rate);
 }
