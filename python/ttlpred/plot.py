@@ -47,6 +47,17 @@ def _percent_axis(axis) -> None:
 _LOG_FLOOR = 1e-4
 
 
+def _group_bars_done(display, ax, x, ylabel: str, title: str):
+    """The last steps of a per-group bar chart: group names under the bars, labels, legend; the
+    display keeps its axes and figure, as scikit-learn's Displays do."""
+    ax.set_xticks(x, display.names, rotation=30, ha="right")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend()
+    display.ax_, display.figure_ = ax, ax.figure
+    return display
+
+
 def _log_points(ax, x, y, zero_in: str, **style) -> None:
     """A line on a log axis whose zero kill rates (in `zero_in`, "x" or "y") are drawn hollow at
     the floor and named in the legend, so that 0 does not read as 0.01 %."""
@@ -114,12 +125,7 @@ class RuntimeErrorDisplay:
         ax.bar(x - 0.2, self.rmse_hours, width=0.4, color=OURS, label="ttlpred")
         ax.bar(x + 0.2, np.nan_to_num(self.request_rmse_hours), width=0.4, color=REQUEST, label="request as the prediction")
         ax.set_ylim(bottom=0)
-        ax.set_xticks(x, self.names, rotation=30, ha="right")
-        ax.set_ylabel("RMSE (h)")
-        ax.set_title("Run-time error")
-        ax.legend()
-        self.ax_, self.figure_ = ax, ax.figure
-        return self
+        return _group_bars_done(self, ax, x, "RMSE (h)", "Run-time error")
 
 
 class KillRateDisplay:
@@ -150,12 +156,7 @@ class KillRateDisplay:
         ax.axhline(self.alpha, color=TARGET, linestyle="--", label=f"target alpha {_percent(self.alpha)}")
         ax.set_ylim(0, max(2.5 * self.alpha, 1.15 * float(np.nanmax(self.kill_rates, initial=0.0))))
         _percent_axis(ax.yaxis)
-        ax.set_xticks(x, self.names, rotation=30, ha="right")
-        ax.set_ylabel("jobs killed by the safe TTL")
-        ax.set_title("Safe-TTL kill rate")
-        ax.legend()
-        self.ax_, self.figure_ = ax, ax.figure
-        return self
+        return _group_bars_done(self, ax, x, "jobs killed by the safe TTL", "Safe-TTL kill rate")
 
 
 class CalibrationDisplay:

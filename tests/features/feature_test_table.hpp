@@ -13,6 +13,19 @@
 
 namespace ttlpred::test {
 
+// One job of a hand-computed history table: its times, user and request (NaN: unknown; a NaN
+// wall is a job whose run time never becomes known).
+inline void add_timed_job(JobTable& t, double submit, double wait, double wall, const char* user,
+                          double requested = kMissingNumber) {
+  JobRecord r;
+  r[Field::SubmitTime] = submit;
+  r[Field::WaitTime] = wait;
+  r[Field::WallTime] = wall;
+  r[Field::RequestedTtl] = requested;
+  r.text(Field::User) = user;
+  t.append(r);
+}
+
 inline JobTable random_feature_table(std::size_t rows, unsigned seed) {
   std::mt19937_64 rng(seed);
   auto uni = [&](double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng); };

@@ -24,26 +24,19 @@ constexpr std::size_t kPerKey = kBaseHistoryStats + kRunningStats;  // no ratio 
 
 float f(double v) { return static_cast<float>(v); }
 
-void add(JobTable& t, double submit, double wait, double wall, const char* user) {
-  JobRecord r;
-  r[Field::SubmitTime] = submit;
-  r[Field::WaitTime] = wait;
-  r[Field::WallTime] = wall;
-  r.text(Field::User) = user;
-  t.append(r);
-}
+using test::add_timed_job;
 
 // Rows in table order. start = submit + wait (unknown wait: 0), finish = start + wall.
 JobTable hand_table() {
   JobTable t;
-  add(t, 0, 10, 100, "u1");    // 0 A: start 10, finish 110
-  add(t, 5, 0, 20, "u1");      // 1 B: start 5, finish 25
-  add(t, 20, 30, 1000, "u1");  // 2 C: start 50, finish 1050
-  add(t, 40, 60, 5, "u2");     // 3 D: start 100, finish 105
-  add(t, 30, 90, 50, "u1");    // 4 E: start 120, finish 170
-  add(t, 120, 0, 30, "u1");    // 5 F: start 120 (tied with E), finish 150
-  add(t, 200, kNaN, kNaN, "u1");  // 6 G: start 200, run time never known: running from then on
-  add(t, 300, 0, 10, "u1");    // 7 H: start 300
+  add_timed_job(t, 0, 10, 100, "u1");    // 0 A: start 10, finish 110
+  add_timed_job(t, 5, 0, 20, "u1");      // 1 B: start 5, finish 25
+  add_timed_job(t, 20, 30, 1000, "u1");  // 2 C: start 50, finish 1050
+  add_timed_job(t, 40, 60, 5, "u2");     // 3 D: start 100, finish 105
+  add_timed_job(t, 30, 90, 50, "u1");    // 4 E: start 120, finish 170
+  add_timed_job(t, 120, 0, 30, "u1");    // 5 F: start 120 (tied with E), finish 150
+  add_timed_job(t, 200, kNaN, kNaN, "u1");  // 6 G: start 200, run time never known: running from then on
+  add_timed_job(t, 300, 0, 10, "u1");    // 7 H: start 300
   return t;
 }
 

@@ -20,28 +20,20 @@ float stat(const HistoryMatrix& m, std::size_t row, std::size_t key, HistoryStat
   return m.row(row)[key * kStats + static_cast<std::size_t>(s)];
 }
 
-void add(JobTable& t, double submit, double wait, double wall, const char* user, double requested) {
-  JobRecord r;
-  r[Field::SubmitTime] = submit;
-  r[Field::WaitTime] = wait;
-  r[Field::WallTime] = wall;
-  r[Field::RequestedTtl] = requested;
-  r.text(Field::User) = user;
-  t.append(r);
-}
+using test::add_timed_job;
 
 // Rows in table order (not submit order). finish = submit + wait + wall.
 JobTable hand_table() {
   JobTable t;
-  add(t, 120, 0, 50, "u1", 100);       // 0 E
-  add(t, 0, 10, 100, "u1", 200);       // 1 A: finishes at 110
-  add(t, 50, kNaN, 30, "u1", 60);      // 2 B: unknown wait = 0, finishes at 80
-  add(t, 60, 0, 1000, "u2", kNaN);     // 3 C: finishes at 1060
-  add(t, 100, 0, 7, "u1", 14);         // 4 D: finishes at 107
-  add(t, 5, 0, kNaN, "u1", 100);       // 5 G: unknown wall, never counts
-  add(t, 100, 0, 0, "u1", kNaN);       // 6 H: finishes at 100, the second D is submitted
-  add(t, 110, 0, 20, "u1", 40);        // 7 F: A finishes exactly now: it counts
-  add(t, 2000, 0, 1, "u2", 10);        // 8 I: everything has finished
+  add_timed_job(t, 120, 0, 50, "u1", 100);       // 0 E
+  add_timed_job(t, 0, 10, 100, "u1", 200);       // 1 A: finishes at 110
+  add_timed_job(t, 50, kNaN, 30, "u1", 60);      // 2 B: unknown wait = 0, finishes at 80
+  add_timed_job(t, 60, 0, 1000, "u2", kNaN);     // 3 C: finishes at 1060
+  add_timed_job(t, 100, 0, 7, "u1", 14);         // 4 D: finishes at 107
+  add_timed_job(t, 5, 0, kNaN, "u1", 100);       // 5 G: unknown wall, never counts
+  add_timed_job(t, 100, 0, 0, "u1", kNaN);       // 6 H: finishes at 100, the second D is submitted
+  add_timed_job(t, 110, 0, 20, "u1", 40);        // 7 F: A finishes exactly now: it counts
+  add_timed_job(t, 2000, 0, 1, "u2", 10);        // 8 I: everything has finished
   return t;
 }
 
@@ -185,13 +177,13 @@ TEST(History, HandComputedWorkRates) {
 
 TEST(History, UserRequestKeyJoinsOnlyTheSameUserAndRequest) {
   JobTable t;
-  add(t, 0, 0, 10, "u1", 100);     // 0: finishes at 10
-  add(t, 0, 0, 20, "u1", 200);     // 1: finishes at 20
-  add(t, 0, 0, 30, "u2", 100);     // 2: another user, the same request
-  add(t, 100, 0, 5, "u1", 100);    // 3: sees 0 only
-  add(t, 100, 0, 5, "u1", 200);    // 4: sees 1 only
-  add(t, 100, 0, 5, "u1", kNaN);   // 5: no request, no key: an empty history
-  add(t, 100, 0, 5, "u1", 100.4);  // 6: the request's integer seconds, like master job ids
+  add_timed_job(t, 0, 0, 10, "u1", 100);     // 0: finishes at 10
+  add_timed_job(t, 0, 0, 20, "u1", 200);     // 1: finishes at 20
+  add_timed_job(t, 0, 0, 30, "u2", 100);     // 2: another user, the same request
+  add_timed_job(t, 100, 0, 5, "u1", 100);    // 3: sees 0 only
+  add_timed_job(t, 100, 0, 5, "u1", 200);    // 4: sees 1 only
+  add_timed_job(t, 100, 0, 5, "u1", kNaN);   // 5: no request, no key: an empty history
+  add_timed_job(t, 100, 0, 5, "u1", 100.4);  // 6: the request's integer seconds, like master job ids
   HistoryConfig c = hand_config();
   c.keys = {HistoryKey::User, HistoryKey::UserRequest};
   const HistoryMatrix m = compute_history(t, c);
@@ -209,7 +201,7 @@ TEST(History, UserRequestKeyJoinsOnlyTheSameUserAndRequest) {
   EXPECT_EQ(HistoryConfig::for_table(t).keys, (std::vector<HistoryKey>{HistoryKey::All, HistoryKey::User,
                                                                        HistoryKey::UserRequest}));
   JobTable no_requests;
-  add(no_requests, 0, 0, 10, "u1", kNaN);
+  add_timed_job(no_requests, 0, 0, 10, "u1", kNaN);
   EXPECT_EQ(HistoryConfig::for_table(no_requests).keys, (std::vector<HistoryKey>{HistoryKey::All, HistoryKey::User}));
 }
 
@@ -514,10 +506,10 @@ TEST(History, IgnoresJobsWithoutWallTime) {
 // that `ttlpred predict` and /v1/predict share), not an empty history.
 TEST(History, JobsWithoutSubmitTimeSeeTheStateAfterEveryTimedJob) {
   JobTable t;
-  add(t, 0, 0, 100, "u1", 1000);
-  add(t, 10, 0, 300, "u1", 1000);
-  add(t, 20, 0, 50, "u2", 500);
-  add(t, kNaN, 0, kNaN, "u1", 2000);  // untimed, no outcome: the job to predict
+  add_timed_job(t, 0, 0, 100, "u1", 1000);
+  add_timed_job(t, 10, 0, 300, "u1", 1000);
+  add_timed_job(t, 20, 0, 50, "u2", 500);
+  add_timed_job(t, kNaN, 0, kNaN, "u1", 2000);  // untimed, no outcome: the job to predict
   const HistoryConfig cfg = HistoryConfig::for_table(t);
   const HistoryMatrix batch = compute_history(t, cfg);
 
