@@ -26,7 +26,7 @@ struct Evaluation {
   double alpha = 0;                 // the predictor's target kill rate
   // Whether the kill rate of the safe TTL went past alpha: its promise was broken.
   bool kill_rate_above_alpha() const { return metrics.kill_rate > alpha; }
-  AccuracyMetrics metrics;                  // over all scored rows
+  AccuracyMetrics metrics;          // over all scored rows
   double baseline_rmse_hours = 0;   // requested/static TTL as the prediction; NaN without requests
   double oracle_rmse_hours = 0;     // expected_wall_s as the prediction; NaN when the trace has none
   std::string group_column;         // breakdown column ("" when the trace has none)

@@ -142,7 +142,6 @@ bool begins_with_training_jobs(const ModelFile& model, const ChronologicalSplit&
 
 ModelCheck check_split_overlap(const ModelFile& model, const ChronologicalSplit& split, const std::string& what) {
   ModelCheck c;
-  const std::string& hash = model.meta.data_hash;
   const std::size_t trained = trained_rows(model);
   if (trained == 0) {
     c.warnings.push_back(what + " does not record its training rows: cannot check that no scored job was trained on");
@@ -152,7 +151,7 @@ ModelCheck check_split_overlap(const ModelFile& model, const ChronologicalSplit&
   const std::string trained_text =
       "trained on the first " + std::to_string(trained) + " eligible jobs" +
       (p.empty() ? std::string() : " (--split " + fraction_text(p.split) + " of " + std::to_string(p.eligible_rows) + ")");
-  if (split.jobs.rows() < trained || table_digest(split.jobs, trained) != hash) {
+  if (!begins_with_training_jobs(model, split)) {
     c.warnings.push_back(what + " was " + trained_text + " of " +
                          (p.trace_name.empty() ? std::string("another trace") : p.trace_name) +
                          ", which this trace does not begin with: cannot check that no scored job was trained on");
