@@ -13,14 +13,7 @@ namespace ttlpred::sim {
 namespace {
 
 BatchJob job(std::int64_t id, double submit, int procs, double run, double request, std::uint32_t user = 0) {
-  BatchJob b;
-  b.id = id;
-  b.submit = submit;
-  b.procs = procs;
-  b.run = run;
-  b.request = request;
-  b.user = user;
-  return b;
+  return {.id = id, .submit = submit, .run = run, .request = request, .procs = procs, .user = user};
 }
 
 BatchResult run(const std::vector<BatchJob>& jobs, BatchPolicy p, Estimator e = Estimator::Request, int procs = 4) {

@@ -15,13 +15,7 @@ namespace ttlpred::sim {
 namespace {
 
 GridJob job(std::int64_t id, double submit, double work, double ttl, int cores = 1) {
-  GridJob g;
-  g.id = id;
-  g.submit = submit;
-  g.work = work;
-  g.ttl = ttl;
-  g.cores = cores;
-  return g;
+  return {.id = id, .submit = submit, .work = work, .cores = cores, .ttl = ttl};
 }
 
 GridConfig config(std::vector<SlotKind> slots) {
