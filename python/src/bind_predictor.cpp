@@ -58,12 +58,9 @@ py::dict predict_table(const PyPredictor& self, const Table& table, bool allow_s
   }
   py::array_t<double> expected(static_cast<py::ssize_t>(n)), safe(static_cast<py::ssize_t>(n));
   py::array_t<bool> capped(static_cast<py::ssize_t>(n));
-  HistorySource source = HistorySource::ModelState;
   if (!empty) {
     py::gil_scoped_release release;
-    const PredictHistory ph = predict_history(p, *table.jobs);
-    source = ph.source;
-    const HistoryMatrix& history = ph.features;
+    const HistoryMatrix history = predict_history(p, *table.jobs).features;
     std::vector<std::size_t> rows(n);
     std::iota(rows.begin(), rows.end(), std::size_t{0});
     const std::vector<Prediction> out = p.predict_rows(*table.jobs, rows, history);
@@ -80,9 +77,6 @@ py::dict predict_table(const PyPredictor& self, const Table& table, bool allow_s
   d["expected_wall_s"] = expected;
   d["safe_ttl_s"] = safe;
   d["capped"] = capped;
-  d["history_source"] = source == HistorySource::ModelState       ? "model"
-                        : source == HistorySource::TraceFromStart ? "trace"
-                                                                  : "both";
   return d;
 }
 

@@ -133,9 +133,7 @@ class Predictor:
         frame that begins with the model's training jobs, are replayed from the frame itself,
         as ``ttlpred eval`` scores them (docs/features.md, "History when predicting").
         """
-        out = self._core.predict(_as_table(data, columns), allow_schema_mismatch)
-        out.pop("history_source", None)
-        return out
+        return self._core.predict(_as_table(data, columns), allow_schema_mismatch)
 
     def predict_job(self, job: Mapping[str, Any]) -> Dict[str, Any]:
         """One job, as a broker would ask the service: ``{field: value}`` (schema field names;
