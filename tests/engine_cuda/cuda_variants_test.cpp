@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <sstream>
+#include <atomic>
 #include <cmath>
+#include <sstream>
+#include <thread>
 #include <vector>
 
+#include "engine/cuda/cuda_backend.hpp"
 #include "engine/cuda/cuda_plan.hpp"
+#include "model/model_file.hpp"
 #include "engine/cuda/cuda_self_check.hpp"
 #include "model/reference_forward.hpp"
 #include "util/error.hpp"
@@ -116,6 +120,60 @@ TEST(CudaVariants, AnOutOfRangeCategoryIsAnErrorAsOnTheCpu) {
     EXPECT_NE(std::string(e.what()).find("row 1, categorical column 0: index 5 >= cardinality 5"), std::string::npos)
         << e.what();
   }
+}
+
+// Two lanes of one network (another_lane: the same weights, a stream and buffers each), on
+// two threads at once, each many passes: each answers what the plan answers alone.
+TEST(CudaLanes, TwoThreadsOnTwoLanesAnswerAsOneAlone) {
+  SKIP_WITHOUT_GPU();
+  const MlpModel model = make_random_model(shapes()[0].spec, 41);
+  const EncodedBatch data = make_random_batch(model, 512, 42);
+  CudaPlan first = compile_cuda(model, engine::Variant::Fp32, {});
+  std::vector<float> alone(512 * first.outputs());
+  first.predict(data.dense.data(), data.cats.data(), 512, alone.data());
+  CudaPlan second = first.another_lane();
+  EXPECT_EQ(second.form(), first.form());
+  std::atomic<int> differing{0};
+  auto run = [&](CudaPlan& plan, std::size_t batch) {
+    std::vector<float> out(batch * plan.outputs());
+    for (int i = 0; i < 50; ++i) {
+      plan.predict(data.dense.data(), data.cats.data(), batch, out.data());
+      for (std::size_t k = 0; k < out.size(); ++k)
+        if (std::fabs(out[k] - alone[k]) > 1e-5f * std::max(1.0f, std::fabs(alone[k]))) ++differing;
+    }
+  };
+  std::thread t([&] { run(second, 512); });
+  run(first, 256);  // another batch size at the same time: graphs of its own lane
+  t.join();
+  EXPECT_EQ(differing.load(), 0);
+}
+
+// The backend a Predictor runs: four threads calling one backend at once each get a lane and
+// answers within the variant's tolerance of the FP64 reference, as one caller does.
+TEST(CudaBackend, ThreadsCallingAtOnceGetWhatOneCallerGets) {
+  SKIP_WITHOUT_GPU();
+  ModelFile file;
+  file.mlp = make_random_model(shapes()[1].spec, 43);
+  const EncodedBatch data = make_random_batch(file.mlp, 300, 44);
+  const std::vector<double> ref = forward64(file.mlp, data);
+  const std::unique_ptr<const engine::Backend> backend =
+      engine::compile_backend(cuda_backend(), file, engine::Variant::Fp16, {}, "test model");
+  double ref_max = 0;
+  for (double r : ref) ref_max = std::max(ref_max, std::fabs(r));
+  const double bound = variant_tolerance(engine::Variant::Fp16) * std::max(1.0, ref_max);
+  std::atomic<int> outside{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t)
+    callers.emplace_back([&] {
+      std::vector<float> out(300 * backend->outputs());
+      for (int i = 0; i < 25; ++i) {
+        backend->predict(data.dense.data(), data.cats.data(), 300, out.data());
+        for (std::size_t k = 0; k < out.size(); ++k)
+          if (!(std::fabs(out[k] - ref[k]) <= bound)) ++outside;
+      }
+    });
+  for (std::thread& c : callers) c.join();
+  EXPECT_EQ(outside.load(), 0);
 }
 
 TEST(CudaVariants, SelfCheckPasses) {

@@ -1,32 +1,65 @@
 #include "engine/cuda/cuda_backend.hpp"
 
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <vector>
 
-#include "engine/cuda/cuda_plan.hpp"
 #include "engine/compile_model_file.hpp"
+#include "engine/cuda/cuda_plan.hpp"
 
 namespace ttlpred::cuda {
 
 namespace {
 
+// One network, a lane per concurrent caller: a call takes an idle lane (or has one made, on
+// the same weights) and gives it back, so that callers run on streams of their own. The lock
+// guards only the list of idle lanes, never a pass.
 class CudaBackend final : public engine::Backend {
  public:
-  explicit CudaBackend(CudaPlan plan) : plan_(std::move(plan)) {}
+  explicit CudaBackend(CudaPlan first) : first_(std::move(first)) { idle_.push_back(&first_); }
+
   void predict(const float* dense, const std::uint32_t* cats, std::size_t batch, float* out) const override {
-    const std::lock_guard<std::mutex> hold(mu_);
-    plan_.predict(dense, cats, batch, out);
+    CudaPlan* lane = take();
+    try {
+      lane->predict(dense, cats, batch, out);
+    } catch (...) {
+      give_back(lane);
+      throw;
+    }
+    give_back(lane);
   }
-  engine::Variant variant() const override { return plan_.variant(); }
+  engine::Variant variant() const override { return first_.variant(); }
   std::string target() const override { return "cuda"; }
-  std::vector<std::string> kernel_names() const override { return {plan_.describe()}; }
-  std::uint32_t dense_inputs() const override { return static_cast<std::uint32_t>(plan_.dense_inputs()); }
-  std::uint32_t n_categorical() const override { return static_cast<std::uint32_t>(plan_.cat_inputs()); }
-  std::uint32_t outputs() const override { return static_cast<std::uint32_t>(plan_.outputs()); }
+  std::vector<std::string> kernel_names() const override { return {first_.describe()}; }
+  std::uint32_t dense_inputs() const override { return static_cast<std::uint32_t>(first_.dense_inputs()); }
+  std::uint32_t n_categorical() const override { return static_cast<std::uint32_t>(first_.cat_inputs()); }
+  std::uint32_t outputs() const override { return static_cast<std::uint32_t>(first_.outputs()); }
 
  private:
+  CudaPlan* take() const {
+    {
+      const std::lock_guard<std::mutex> hold(mu_);
+      if (!idle_.empty()) {
+        CudaPlan* lane = idle_.back();
+        idle_.pop_back();
+        return lane;
+      }
+    }
+    auto made = std::make_unique<CudaPlan>(first_.another_lane());  // outside the lock: allocates on the device
+    const std::lock_guard<std::mutex> hold(mu_);
+    more_.push_back(std::move(made));
+    return more_.back().get();
+  }
+  void give_back(CudaPlan* lane) const {
+    const std::lock_guard<std::mutex> hold(mu_);
+    idle_.push_back(lane);
+  }
+
+  mutable CudaPlan first_;  // never moved: the others are made from it while it may be in use
   mutable std::mutex mu_;
-  mutable CudaPlan plan_;
+  mutable std::vector<std::unique_ptr<CudaPlan>> more_;  // lanes made for concurrent callers
+  mutable std::vector<CudaPlan*> idle_;
 };
 
 std::unique_ptr<const engine::Backend> compile(const ModelFile& file, engine::Variant variant,

@@ -2,9 +2,10 @@
 // The CUDA backend's public face. Plain C++: callers (CLI, tests, serve) include
 // this without the CUDA headers; everything CUDA lives behind CudaPlan's pimpl.
 //
-// A plan owns one stream, device copies of the packed weights, pinned host staging buffers
-// and, per batch size seen, a CUDA graph holding the whole forward pass: H2D copies, the
-// kernels / cuBLASLt matmuls, and the D2H copy. predict() replays that graph.
+// A plan is a network (the packed weights on the device, read-only, shared with every plan
+// made from it by another_lane()) and a lane of its own: one stream, device and pinned host
+// buffers and, per batch size seen, a CUDA graph holding the whole forward pass: H2D copies,
+// the kernels / cuBLASLt matmuls, and the D2H copy. predict() replays that graph.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -71,8 +72,8 @@ class CudaPlan {
   // `host_cats` batch x embeddings.size() (may be null when there are no embeddings),
   // `host_out` batch x last layer width. Throws ttlpred::Error on a category index at or past
   // its table's cardinality, before any copy (model/model_input.hpp: the rule of every
-  // backend). Not thread-safe (one stream, one set of staging buffers): use one plan per
-  // thread, or the locking CudaBackend (engine/cuda/cuda_backend.hpp).
+  // backend). Not thread-safe (one stream, one set of staging buffers): one plan per thread,
+  // each from another_lane(), as the CudaBackend (engine/cuda/cuda_backend.hpp) keeps them.
   void predict(const float* host_dense, const std::uint32_t* host_cats, std::size_t batch,
                float* host_out);
 
@@ -100,6 +101,11 @@ class CudaPlan {
   std::size_t outputs() const;
   // One line on how the plan runs (per-layer paths, padding, cuBLASLt algorithms found).
   std::string describe() const;
+
+  // A plan on the same network (no second copy of the weights) with a lane of its own: its
+  // stream, buffers and graphs, for another calling thread. Reads only what no predict()
+  // writes, so a thread may call it while another predicts with this plan.
+  CudaPlan another_lane() const;
 
   struct Impl;
 

@@ -5,6 +5,8 @@
 #include <iomanip>
 #include <ostream>
 #include <random>
+#include <sstream>
+#include <thread>
 
 #include "engine/cuda/cuda_pack.hpp"
 #include "model/reference_forward.hpp"
@@ -138,6 +140,38 @@ void check_batch(CudaPlan& plan, const EncodedBatch& data, const std::vector<dou
   results.push_back(std::move(r));
 }
 
+// A step before any batch (compiling, making a lane) that threw.
+void record_failure(std::string what, const std::exception& e, std::vector<CheckResult>& results, std::ostream& log) {
+  CheckResult r;
+  r.what = std::move(what);
+  r.error = e.what();
+  log << "FAIL " << r.what << " error: " << r.error << "\n";
+  results.push_back(std::move(r));
+}
+
+// A second lane on the plan's network (another_lane) and the plan itself, each on a thread
+// of its own at the same time, a few passes each on different rows: both answer as one alone.
+void check_two_lanes(CudaPlan& plan, const EncodedBatch& data, const std::vector<double>& ref,
+                     const std::string& label, double tol, std::vector<CheckResult>& results, std::ostream& log) {
+  std::vector<CheckResult> first, second;
+  std::ostringstream first_log, second_log;
+  const std::size_t rows = data.rows, b = std::min<std::size_t>(1000, plan.max_batch());
+  try {
+    CudaPlan other = plan.another_lane();
+    std::thread t([&] {
+      for (int i = 0; i < 4; ++i)
+        check_batch(other, data, ref, rows - b, b, label + " lane 2 of 2", tol, second, second_log);
+    });
+    for (int i = 0; i < 4; ++i) check_batch(plan, data, ref, 0, b, label + " lane 1 of 2", tol, first, first_log);
+    t.join();
+  } catch (const std::exception& e) {
+    record_failure(label + " another_lane", e, first, first_log);
+  }
+  log << first_log.str() << second_log.str();
+  for (auto* part : {&first, &second})
+    for (CheckResult& r : *part) results.push_back(std::move(r));
+}
+
 }  // namespace
 
 std::vector<std::string> self_check_forms() {
@@ -202,11 +236,7 @@ std::vector<CheckResult> run_self_check(std::ostream& log, int device, const std
         plan = compile_cuda(model, f.variant, opt);
         log << "plan " << label << ": " << plan.describe() << "\n";
       } catch (const std::exception& e) {
-        CheckResult r;
-        r.what = label + " compile";
-        r.error = e.what();
-        log << "FAIL " << r.what << " error: " << r.error << "\n";
-        results.push_back(std::move(r));
+        record_failure(label + " compile", e, results, log);
         continue;
       }
       const double tol = variant_tolerance(f.variant);
@@ -214,6 +244,7 @@ std::vector<CheckResult> run_self_check(std::ostream& log, int device, const std
         check_batch(plan, data, ref, 0, b, label, tol, results, log);
         check_batch(plan, data, ref, rows - b, b, label, tol, results, log);  // same graph, new rows
       }
+      check_two_lanes(plan, data, ref, label, tol, results, log);
     }
   }
   return results;

@@ -58,7 +58,8 @@ struct CheckResult {
 // Runs all variants (int8-static in both its epilogue and requant-kernel forms) on a few
 // random models (bench shape, odd widths with embeddings, LeakyReLU with 3 outputs, a single
 // layer) at batches 1..4096, twice per batch with different rows (the graph replays fresh
-// inputs), one case chunked by a small max_batch. Writes one line per check to `log`.
+// inputs), one case chunked by a small max_batch, and each plan with a second lane
+// (another_lane) on a second thread at the same time. Writes one line per check to `log`.
 // `forms` limits the run to some of "fp32", "fp16", "int8-static", "int8-static/requant",
 // "fused" (empty: all); an unknown name throws ttlpred::Error.
 std::vector<std::string> self_check_forms();
