@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "data/csv_column_map.hpp"
 #include "data/read_report.hpp"
@@ -15,6 +16,7 @@
 #include "pipeline/split.hpp"
 #include "predict/device.hpp"
 #include "util/error.hpp"
+#include "util/whole_number.hpp"
 
 namespace ttlpred::app {
 
@@ -183,17 +185,11 @@ std::vector<std::size_t> parse_positive_list(const std::string& text, const char
     std::size_t comma = text.find(',', start);
     if (comma == std::string::npos) comma = text.size();
     const std::string item = text.substr(start, comma - start);
-    std::size_t used = 0;
-    unsigned long long v = 0;
-    try {
-      v = std::stoull(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || v == 0 || v > max)
+    const std::optional<unsigned long long> v = parse_whole_number(item);
+    if (!v || *v == 0 || *v > max)
       throw Error(std::string(option) + ": '" + item + "' is not an integer in 1.." + std::to_string(max) + " (in '" +
                   text + "')");
-    out.push_back(static_cast<std::size_t>(v));
+    out.push_back(static_cast<std::size_t>(*v));
     start = comma + 1;
   }
   return out;

@@ -1,6 +1,7 @@
 #include "serve/metrics.hpp"
 
 #include <cmath>
+#include <type_traits>
 
 #include "serve/job_json.hpp"
 
@@ -33,7 +34,13 @@ void ServiceMetrics::record(Endpoint e, double seconds, bool error) {
 }
 
 namespace {
-void line(std::string& out, const char* name, const std::string& labels, double v) {
+// Counters and gauges are kept as integers; the exposition format writes every value as a
+// number, so each writer takes any arithmetic type and converts it here, once.
+template <class V>
+concept MetricValue = std::is_arithmetic_v<V>;
+
+void line(std::string& out, const char* name, const std::string& labels, MetricValue auto value) {
+  const double v = static_cast<double>(value);
   out += name;
   if (!labels.empty()) {
     out += '{';
@@ -75,7 +82,7 @@ void help_and_type(std::string& out, const char* name, const char* kind, const c
 }
 
 // A series without labels: its "# HELP" and "# TYPE" lines and its one value.
-void metric(std::string& out, const char* name, const char* kind, const char* help, double v) {
+void metric(std::string& out, const char* name, const char* kind, const char* help, MetricValue auto v) {
   help_and_type(out, name, kind, help);
   line(out, name, "", v);
 }
@@ -188,11 +195,11 @@ std::string ServiceMetrics::render(const Gauges& g) const {
   help_and_type(out, "ttlpred_requests_total", "counter", "HTTP requests by endpoint.");
   for (std::size_t e = 0; e < kNumEndpoints; ++e)
     line(out, "ttlpred_requests_total", std::string("endpoint=\"") + endpoint_name(Endpoint(e)) + '"',
-         static_cast<double>(per_[e].count.load()));
+         per_[e].count.load());
   help_and_type(out, "ttlpred_request_errors_total", "counter", "Requests answered with a 4xx or 5xx, by endpoint.");
   for (std::size_t e = 0; e < kNumEndpoints; ++e)
     line(out, "ttlpred_request_errors_total", std::string("endpoint=\"") + endpoint_name(Endpoint(e)) + '"',
-         static_cast<double>(per_[e].errors.load()));
+         per_[e].errors.load());
   help_and_type(out, "ttlpred_request_duration_seconds", "histogram",
                 "Time spent handling a request (parse to reply), by endpoint.");
   for (std::size_t e = 0; e < kNumEndpoints; ++e) {
@@ -207,37 +214,35 @@ std::string ServiceMetrics::render(const Gauges& g) const {
         le += "+Inf";
       }
       le += '"';
-      line(out, "ttlpred_request_duration_seconds_bucket", le, static_cast<double>(cumulative));
+      line(out, "ttlpred_request_duration_seconds_bucket", le, cumulative);
     }
     line(out, "ttlpred_request_duration_seconds_sum", ep, static_cast<double>(per_[e].sum_ns.load()) * 1e-9);
-    line(out, "ttlpred_request_duration_seconds_count", ep, static_cast<double>(cumulative));
+    line(out, "ttlpred_request_duration_seconds_count", ep, cumulative);
   }
-  metric(out, "ttlpred_predictions_total", "counter", "Jobs predicted (a batch counts each job).",
-         static_cast<double>(predictions_.load()));
+  metric(out, "ttlpred_predictions_total", "counter", "Jobs predicted (a batch counts each job).", predictions_.load());
   metric(out, "ttlpred_outcomes_total", "counter", "Finished jobs journaled and added to the history.",
-         static_cast<double>(outcomes_.load()));
+         outcomes_.load());
   metric(out, "ttlpred_outcomes_rate_limited_total", "counter",
          "Requests to /v1/outcomes and /v1/started refused (429): their client was over --outcome-rate.",
-         static_cast<double>(rate_limited_.load()));
+         rate_limited_.load());
   help_and_type(out, "ttlpred_model_reloads_total", "counter", "Model reloads by result.");
-  line(out, "ttlpred_model_reloads_total", "result=\"ok\"", static_cast<double>(reloads_ok_.load()));
-  line(out, "ttlpred_model_reloads_total", "result=\"refused\"", static_cast<double>(reloads_failed_.load()));
+  line(out, "ttlpred_model_reloads_total", "result=\"ok\"", reloads_ok_.load());
+  line(out, "ttlpred_model_reloads_total", "result=\"refused\"", reloads_failed_.load());
   help_and_type(out, "ttlpred_model_info", "gauge", "The model being served (value 1).");
   line(out, "ttlpred_model_info", "version=\"" + escape_label(g.model_version) + '"', 1);
-  metric(out, "ttlpred_history_observed_jobs", "gauge", "Finished jobs in the history state.",
-         static_cast<double>(g.history_observed));
-  metric(out, "ttlpred_history_keys", "gauge", "Distinct history keys tracked.", static_cast<double>(g.history_keys));
+  metric(out, "ttlpred_history_observed_jobs", "gauge", "Finished jobs in the history state.", g.history_observed);
+  metric(out, "ttlpred_history_keys", "gauge", "Distinct history keys tracked.", g.history_keys);
   metric(out, "ttlpred_history_capacity", "gauge", "Most history keys kept (0: no limit; --history-capacity).",
-         static_cast<double>(g.history_capacity));
+         g.history_capacity);
   metric(out, "ttlpred_history_evicted_keys_total", "counter",
          "History keys dropped, least recently updated first, to stay within the capacity.",
-         static_cast<double>(g.history_evicted));
+         g.history_evicted);
   render_running(out, g);
   metric(out, "ttlpred_journal_outcomes_since_snapshot", "gauge", "Outcomes a restart would replay.",
-         static_cast<double>(g.journal_since_snapshot));
+         g.journal_since_snapshot);
   metric(out, "ttlpred_snapshot_failures_total", "counter",
          "History snapshots that could not be written (retried with the next batch; the journal keeps the outcomes).",
-         static_cast<double>(g.snapshot_failures));
+         g.snapshot_failures);
   render_learning(out, g);
   render_retrain(out);
   return out;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "data/job_table.hpp"
+#include "features/history.hpp"
 
 namespace ttlpred::test {
 
@@ -24,6 +25,16 @@ inline void add_timed_job(JobTable& t, double submit, double wait, double wall, 
   r[Field::RequestedTtl] = requested;
   r.text(Field::User) = user;
   t.append(r);
+}
+
+// The history configuration of the hand-computed examples: the All and User keys, the last
+// two run times, an EWMA of 0.5; each example sets what it adds on top.
+inline HistoryConfig hand_history_config() {
+  HistoryConfig c;
+  c.keys = {HistoryKey::All, HistoryKey::User};
+  c.last_k = 2;
+  c.ewma_alpha = 0.5;
+  return c;
 }
 
 inline JobTable random_feature_table(std::size_t rows, unsigned seed) {

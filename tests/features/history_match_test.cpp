@@ -41,10 +41,7 @@ JobTable hand_table() {
 }
 
 HistoryConfig hand_config() {
-  HistoryConfig c;
-  c.keys = {HistoryKey::All, HistoryKey::User};
-  c.last_k = 2;
-  c.ewma_alpha = 0.5;
+  HistoryConfig c = test::hand_history_config();
   c.at = PredictionTime::Match;
   return c;
 }

@@ -20,6 +20,17 @@ float stat(const HistoryMatrix& m, std::size_t row, std::size_t key, HistoryStat
   return m.row(row)[key * kStats + static_cast<std::size_t>(s)];
 }
 
+// Key `key` at row `row` has seen `count` finished jobs, the latest of `last` seconds (NaN:
+// an empty history, whose last value is unknown).
+void expect_count_and_last(const HistoryMatrix& m, std::size_t row, std::size_t key, double count, double last) {
+  EXPECT_EQ(stat(m, row, key, HistoryStat::LogCount), f(std::log1p(count))) << "row " << row << ", key " << key;
+  const float got = stat(m, row, key, HistoryStat::LogLast);
+  if (std::isnan(last))
+    EXPECT_TRUE(std::isnan(got)) << "row " << row << ", key " << key << ": " << got;
+  else
+    EXPECT_EQ(got, f(std::log1p(last))) << "row " << row << ", key " << key;
+}
+
 using test::add_timed_job;
 
 // Rows in table order (not submit order). finish = submit + wait + wall.
@@ -38,10 +49,7 @@ JobTable hand_table() {
 }
 
 HistoryConfig hand_config() {
-  HistoryConfig c;
-  c.keys = {HistoryKey::All, HistoryKey::User};
-  c.last_k = 2;
-  c.ewma_alpha = 0.5;
+  HistoryConfig c = test::hand_history_config();
   c.ratio_stats = true;
   return c;
 }
@@ -189,12 +197,9 @@ TEST(History, UserRequestKeyJoinsOnlyTheSameUserAndRequest) {
   const HistoryMatrix m = compute_history(t, c);
   ASSERT_EQ(m.width, 2 * kStats);
   EXPECT_EQ(stat(m, 3, 0, HistoryStat::LogCount), f(std::log1p(2.0)));  // the user: 0 and 1
-  EXPECT_EQ(stat(m, 3, 1, HistoryStat::LogCount), f(std::log1p(1.0)));
-  EXPECT_EQ(stat(m, 3, 1, HistoryStat::LogLast), f(std::log1p(10.0)));
-  EXPECT_EQ(stat(m, 4, 1, HistoryStat::LogCount), f(std::log1p(1.0)));
-  EXPECT_EQ(stat(m, 4, 1, HistoryStat::LogLast), f(std::log1p(20.0)));
-  EXPECT_EQ(stat(m, 5, 1, HistoryStat::LogCount), 0.0f);
-  EXPECT_TRUE(std::isnan(stat(m, 5, 1, HistoryStat::LogLast)));
+  expect_count_and_last(m, 3, 1, 1, 10.0);
+  expect_count_and_last(m, 4, 1, 1, 20.0);
+  expect_count_and_last(m, 5, 1, 0, kNaN);
   EXPECT_EQ(stat(m, 6, 1, HistoryStat::LogLast), f(std::log1p(10.0)));
   // The table supports the key (training adds it on request: FitOptions::request_key); a
   // table without requests does not.
@@ -229,12 +234,9 @@ TEST(History, TypeSystemKeyJoinsOnlyTheSameJobTypeAndCollisionSystem) {
   const HistoryMatrix m = compute_history(t, c);
   ASSERT_EQ(m.width, 2 * kStats);
   EXPECT_EQ(stat(m, 4, 0, HistoryStat::LogCount), f(std::log1p(4.0)));  // the user: all four
-  EXPECT_EQ(stat(m, 4, 1, HistoryStat::LogCount), f(std::log1p(1.0)));
-  EXPECT_EQ(stat(m, 4, 1, HistoryStat::LogLast), f(std::log1p(10.0)));
-  EXPECT_EQ(stat(m, 5, 1, HistoryStat::LogCount), f(std::log1p(1.0)));
-  EXPECT_EQ(stat(m, 5, 1, HistoryStat::LogLast), f(std::log1p(30.0)));
-  EXPECT_EQ(stat(m, 6, 1, HistoryStat::LogCount), 0.0f);
-  EXPECT_TRUE(std::isnan(stat(m, 6, 1, HistoryStat::LogLast)));
+  expect_count_and_last(m, 4, 1, 1, 10.0);
+  expect_count_and_last(m, 5, 1, 1, 30.0);
+  expect_count_and_last(m, 6, 1, 0, kNaN);
   // One record at a time (job_keys) groups as the table walk does.
   HistoryState s(c);
   JobRecord r;

@@ -21,10 +21,21 @@ BatchResult run(const std::vector<BatchJob>& jobs, BatchPolicy p, Estimator e = 
 }
 
 // A holds 3 of 4 processors until 100; B needs all 4, so it is reserved at 100 with no extra
-// processors. C (1 processor, request 50) ends by 52 <= 100: it must be backfilled at 2.
+// processors; C takes 1 processor for 50 s and asks for `c_request`.
+std::vector<BatchJob> a_b_c(double c_request) {
+  return {job(1, 0, 3, 100, 100), job(2, 1, 4, 50, 50), job(3, 2, 1, 50, c_request)};
+}
+
+// C waits for B: B starts at its reservation (100), C after it, nothing backfilled.
+void expect_c_after_b(const BatchResult& r) {
+  EXPECT_EQ(r.outcomes[1].start, 100);
+  EXPECT_EQ(r.outcomes[2].start, 150);
+  EXPECT_EQ(r.metrics.backfilled, 0u);
+}
+
+// C with request 50 ends by 52 <= 100: it must be backfilled at 2.
 TEST(BatchScheduler, EasyBackfillsAJobThatEndsBeforeTheReservation) {
-  const std::vector<BatchJob> jobs = {job(1, 0, 3, 100, 100), job(2, 1, 4, 50, 50), job(3, 2, 1, 50, 50)};
-  const BatchResult r = run(jobs, BatchPolicy::Easy);
+  const BatchResult r = run(a_b_c(50), BatchPolicy::Easy);
   EXPECT_EQ(r.outcomes[0].start, 0);
   EXPECT_EQ(r.outcomes[2].start, 2);
   EXPECT_EQ(r.outcomes[2].end, 52);
@@ -39,22 +50,13 @@ TEST(BatchScheduler, EasyBackfillsAJobThatEndsBeforeTheReservation) {
   EXPECT_DOUBLE_EQ(r.metrics.utilization, (300.0 + 200 + 50) / (4 * 150));
 }
 
-TEST(BatchScheduler, FcfsNeverOvertakesTheHead) {
-  const std::vector<BatchJob> jobs = {job(1, 0, 3, 100, 100), job(2, 1, 4, 50, 50), job(3, 2, 1, 50, 50)};
-  const BatchResult r = run(jobs, BatchPolicy::Fcfs);
-  EXPECT_EQ(r.outcomes[1].start, 100);
-  EXPECT_EQ(r.outcomes[2].start, 150);
-  EXPECT_EQ(r.metrics.backfilled, 0u);
-}
+TEST(BatchScheduler, FcfsNeverOvertakesTheHead) { expect_c_after_b(run(a_b_c(50), BatchPolicy::Fcfs)); }
 
 // Same, but C requests 200: by its request it would end at 202 > 100 and there are no extra
 // processors, so backfilling it would delay B. It must wait for B.
 TEST(BatchScheduler, EasyDoesNotBackfillAJobThatWouldDelayTheReservation) {
-  const std::vector<BatchJob> jobs = {job(1, 0, 3, 100, 100), job(2, 1, 4, 50, 50), job(3, 2, 1, 50, 200)};
-  const BatchResult r = run(jobs, BatchPolicy::Easy);
-  EXPECT_EQ(r.outcomes[1].start, 100);
-  EXPECT_EQ(r.outcomes[2].start, 150);
-  EXPECT_EQ(r.metrics.backfilled, 0u);
+  const std::vector<BatchJob> jobs = a_b_c(200);
+  expect_c_after_b(run(jobs, BatchPolicy::Easy));
   // With true run times (50), C fits before the shadow time again.
   const BatchResult oracle = run(jobs, BatchPolicy::EasyPlusPlus, Estimator::Oracle);
   EXPECT_EQ(oracle.outcomes[2].start, 2);

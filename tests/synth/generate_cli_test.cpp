@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 
 #include "test_support.hpp"
@@ -14,16 +15,18 @@ namespace {
   const int rc = test::run_cli(args, &out);                                 \
   if (rc == 127) GTEST_SKIP() << "build the ttlpred target to run this test"
 
+// Each of `parts` is somewhere in the command's output.
+void expect_lines_with(const std::string& out, std::initializer_list<const char*> parts) {
+  for (const char* part : parts) EXPECT_NE(out.find(part), std::string::npos) << "'" << part << "' not in:\n" << out;
+}
+
 TEST(GenerateCommand, WritesTheTraceAndPrintsItsSummary) {
   const std::string dir = test::temp_dir();
   std::string out;
   RUN_CLI_OR_SKIP("generate --jobs 2000 --seed 3 --out '" + dir + "/t.csv'", out);
   ASSERT_EQ(rc, 0) << out;
-  EXPECT_NE(out.find("rows: 2000"), std::string::npos) << out;
-  EXPECT_NE(out.find("job types: MC "), std::string::npos) << out;
-  EXPECT_NE(out.find("static-TTL RMSE: "), std::string::npos) << out;
-  EXPECT_NE(out.find("oracle RMSE (expected_wall_s): "), std::string::npos) << out;
-  EXPECT_NE(out.find("wall time [h]: p10 "), std::string::npos) << out;
+  expect_lines_with(out, {"rows: 2000", "job types: MC ", "static-TTL RMSE: ", "oracle RMSE (expected_wall_s): ",
+                          "wall time [h]: p10 "});
   std::ifstream in(dir + "/t.csv");
   std::size_t lines = 0;
   for (std::string line; std::getline(in, line);) ++lines;
@@ -42,9 +45,7 @@ TEST(GenerateCommand, FloorPrintsItsTableAndWritesOneLinePerScoredJob) {
   std::string out;
   RUN_CLI_OR_SKIP("generate --jobs 5000 --floor 0.8 --floor-per-job '" + dir + "/f.csv'", out);
   ASSERT_EQ(rc, 0) << out;
-  EXPECT_NE(out.find("match-time floor over the rows after split 0.8"), std::string::npos) << out;
-  EXPECT_NE(out.find("\nall "), std::string::npos) << out;
-  EXPECT_NE(out.find("HYPERLOOP, none finished"), std::string::npos) << out;
+  expect_lines_with(out, {"match-time floor over the rows after split 0.8", "\nall ", "HYPERLOOP, none finished"});
   EXPECT_EQ(out.find("warning"), std::string::npos) << out;
   std::ifstream in(dir + "/f.csv");
   std::string header;

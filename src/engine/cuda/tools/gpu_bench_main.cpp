@@ -5,12 +5,14 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 
 #include "engine/cuda/cuda_plan.hpp"
 #include "engine/cuda/gpu_bench.hpp"
 #include "util/error.hpp"
+#include "util/whole_number.hpp"
 
 namespace {
 
@@ -23,15 +25,9 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 std::size_t to_size(const std::string& flag, const std::string& v) {
-  std::size_t used = 0;
-  unsigned long long n = 0;
-  try {
-    n = std::stoull(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != v.size()) throw ttlpred::Error(flag + ": '" + v + "' is not a whole number");
-  return static_cast<std::size_t>(n);
+  const std::optional<unsigned long long> n = ttlpred::parse_whole_number(v);
+  if (!n) throw ttlpred::Error(flag + ": '" + v + "' is not a whole number");
+  return static_cast<std::size_t>(*n);
 }
 
 }  // namespace
