@@ -176,9 +176,9 @@ py::tuple evaluate_table(const PyPredictor& predictor, const Table& table, doubl
 void bind_pipeline(py::module_& m) {
   m.def("train_option_defaults", &train_option_defaults,
         "Each training option of `ttlpred train` (Python spelling) and its default as the command prints it");
-  m.def("train", &train, py::arg("table"), py::arg("out"), py::arg("split") = 0.8, py::arg("options") = py::dict(),
+  m.def("train", &train, py::arg("table"), py::arg("out"), py::arg("split") = kDefaultSplit, py::arg("options") = py::dict(),
         "`ttlpred train`: trains on the first `split` of the eligible jobs in submit order and writes the model file");
-  m.def("evaluate", &evaluate_table, py::arg("predictor"), py::arg("table"), py::arg("split") = 0.8,
+  m.def("evaluate", &evaluate_table, py::arg("predictor"), py::arg("table"), py::arg("split") = kDefaultSplit,
         py::arg("allow_overlap") = false, py::arg("allow_schema_mismatch") = false,
         "`ttlpred eval --json`: (JSON text, per-job arrays of the scored jobs)");
 }

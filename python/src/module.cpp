@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 
 #include "bindings.hpp"
+#include "pipeline/split.hpp"
 #include "predict/predictor.hpp"
 #include "util/error.hpp"
 #include "util/version.hpp"
@@ -16,6 +17,7 @@ PYBIND11_MODULE(_core, m) {
   m.attr("git_commit") = ttlpred::kGitCommit;
   // The library's defaults, which the Python signatures take rather than retype.
   m.attr("DEFAULT_ALPHA") = ttlpred::kDefaultAlpha;
+  m.attr("DEFAULT_SPLIT") = ttlpred::kDefaultSplit;
   m.attr("DEFAULT_MAX_TTL_S") = ttlpred::PredictorOptions::kDefaultMaxTtlSeconds;
   m.attr("DEFAULT_MIN_SECONDS") = ttlpred::PredictorOptions::kDefaultMinSeconds;
   ttlpred::python::bind_table(m);

@@ -161,7 +161,7 @@ class Predictor:
         return f"Predictor({self.path!r}, variant={m['variant']!r}, alpha={m['alpha']})"
 
 
-def train(data: Any, out: str, split: float = 0.8, columns: Optional[Mapping[str, str]] = None,
+def train(data: Any, out: str, split: float = _core.DEFAULT_SPLIT, columns: Optional[Mapping[str, str]] = None,
           **options: Any) -> Dict[str, Any]:
     """``ttlpred train``: trains on the first ``split`` of the eligible jobs in submit order
     and writes the model file ``out``.
@@ -173,7 +173,7 @@ def train(data: Any, out: str, split: float = 0.8, columns: Optional[Mapping[str
     return _core.train(_as_table(data, columns), str(out), float(split), options)
 
 
-def evaluate(model: Any, data: Any, split: float = 0.8, columns: Optional[Mapping[str, str]] = None,
+def evaluate(model: Any, data: Any, split: float = _core.DEFAULT_SPLIT, columns: Optional[Mapping[str, str]] = None,
              allow_overlap: bool = False, allow_schema_mismatch: bool = False,
              as_frame: bool = True) -> Dict[str, Any]:
     """``ttlpred eval --json``: scores ``model`` (a Predictor or a model path) on the jobs after

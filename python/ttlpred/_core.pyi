@@ -43,6 +43,7 @@ def train(table: Table, out: str, split: float = ..., options: Dict[str, Any] = 
 def train_option_defaults() -> Dict[str, Any]: ...
 
 DEFAULT_ALPHA: float
+DEFAULT_SPLIT: float
 DEFAULT_MAX_TTL_S: float
 DEFAULT_MIN_SECONDS: float
 def evaluate(predictor: Predictor, table: Table, split: float = ..., allow_overlap: bool = ...,

@@ -15,6 +15,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from . import _core
+
 __all__ = ["PredictedVsActualDisplay", "RuntimeErrorDisplay", "KillRateDisplay", "CalibrationDisplay"]
 
 # The report's palette (src/report/): ttlpred, the request (static TTL), the target.
@@ -173,7 +175,7 @@ class CalibrationDisplay:
         self.factor_kill_rates = np.asarray(factor_kill_rates, dtype=float)
 
     @classmethod
-    def from_model(cls, model: Any, data: Any, split: float = 0.8,
+    def from_model(cls, model: Any, data: Any, split: float = _core.DEFAULT_SPLIT,
                    alphas: Sequence[float] = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2),
                    factors: Sequence[float] = (0.1, 0.2, 0.3, 0.5, 0.7, 0.85, 1.0), axes=None,
                    **evaluate_options: Any) -> "CalibrationDisplay":

@@ -10,6 +10,7 @@
 
 #include "app/command_options.hpp"
 #include "pipeline/backtest.hpp"
+#include "train/train_config.hpp"
 
 namespace ttlpred::app {
 
@@ -25,7 +26,7 @@ struct BacktestCliOptions {
   OnlineCalibrationOptions online;
   std::size_t min_window_rows = 1000;
   std::uint32_t epochs = 0;
-  std::uint64_t seed = 1;
+  std::uint64_t seed = TrainConfig{}.seed;  // training seed: the trainer's default
   BoundOptions bounds;
 };
 

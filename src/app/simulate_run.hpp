@@ -14,6 +14,7 @@
 #include "app/command_options.hpp"
 #include "data/job_table.hpp"
 #include "model/online_calibration.hpp"
+#include "pipeline/split.hpp"
 #include "predict/predictor.hpp"
 #include "learn/duration.hpp"
 #include "sim/jalien_stats.hpp"
@@ -27,7 +28,7 @@ struct SimulateCliOptions {
   // jalien, --ttl model: the calibration answering (sim/online_ttl.hpp) and its mondrian key;
   // which host a job runs on: the one the trace recorded, or the pilot slot's own (trace|slot).
   std::string calibration = "static", calibration_key = "user", host_speed = "trace";
-  double split = 0.8, alpha = kDefaultAlpha, load = 0.95, pilot_gap = 300, proxy_lifetime = 0, default_ttl = 21600;
+  double split = kDefaultSplit, alpha = kDefaultAlpha, load = 0.95, pilot_gap = 300, proxy_lifetime = 0, default_ttl = 21600;
   double gamma = OnlineCalibrationOptions{}.gamma, target_scale = OnlineCalibrationOptions{}.target_scale;
   // --ttl jalien-stats: the estimate's rule and the finished jobs a key needs (sim/jalien_stats.hpp).
   std::string stats_rule = sim::stats_rule_name(sim::JalienStatsOptions{}.rule);

@@ -10,6 +10,7 @@
 #include "app/command_options.hpp"
 #include "model/model_file.hpp"
 #include "pipeline/fit_model.hpp"
+#include "pipeline/split.hpp"
 
 namespace ttlpred::app {
 
@@ -19,7 +20,7 @@ struct TrainCliOptions {
   std::string kill_budget = "count";
   std::string at, censored = kDefaultCensored;
   ModelChoiceOptions choices;
-  double split = 0.8;
+  double split = kDefaultSplit;
   FitOptions fit;
   bool quiet = false;
 };

@@ -15,6 +15,7 @@
 #include "cli/prediction_output.hpp"
 #include "pipeline/evaluate.hpp"
 #include "pipeline/model_checks.hpp"
+#include "pipeline/split.hpp"
 #include "pipeline/split_history.hpp"
 #include "util/file_io.hpp"
 
@@ -27,7 +28,7 @@ struct EvalOptions {
   OnlineCalibrationCli calibration;
   std::string calibration_key = "user";
   std::string at;  // "": the model's prediction time
-  double split = 0.8, alpha = kDefaultAlpha;
+  double split = kDefaultSplit, alpha = kDefaultAlpha;
   BoundOptions bounds;
   bool json = false, allow_overlap = false, allow_schema_mismatch = false;
   TraceInput input;

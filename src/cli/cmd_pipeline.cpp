@@ -22,6 +22,7 @@
 #include "pipeline/evaluate.hpp"
 #include "pipeline/fit_model.hpp"
 #include "pipeline/quantize_model.hpp"
+#include "pipeline/split.hpp"
 #include "pipeline/split_history.hpp"
 #include "synth/generator.hpp"
 #include "train/progress.hpp"
@@ -34,7 +35,7 @@ namespace {
 struct PipelineOptions {
   std::string out = "out";
   synth::GeneratorConfig data;
-  double split = 0.8, alpha = kDefaultAlpha, bench_seconds = 0.2;
+  double split = kDefaultSplit, alpha = kDefaultAlpha, bench_seconds = 0.2;
   std::uint32_t epochs = 0;  // 0: the trainer's default
   std::uint32_t finetune_epochs = 0;  // 0: set_finetune_defaults'
   bool summary_only = false, finetune = true;

@@ -18,7 +18,7 @@ struct QuantizeOptions {
   // (int8-static +36 % / +29 % RMSE there, minmax +0.2 %; docs/ACCURACY.md).
   std::string model, calib, out, method = "minmax";
   double percentile = 99.99;
-  double split = 0.8;  // the training part, as `train --split` defaults
+  double split = kDefaultSplit;  // the training part
   std::size_t max_rows = 65536;
 };
 

@@ -12,6 +12,7 @@
 #include "learn/learn_json.hpp"
 #include "learn/replay.hpp"
 #include "serve/group_drift.hpp"
+#include "train/train_config.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred::cli {
@@ -24,7 +25,7 @@ struct ReplayCommand {
   ReplayOptions options;
   double alpha = kDefaultAlpha, week_days = 7;
   std::uint32_t epochs = 0, retrain_epochs = 0;
-  std::uint64_t seed = 1;
+  std::uint64_t seed = TrainConfig{}.seed;  // training seed: the trainer's default
   BoundOptions bounds;
   bool json = false, drift_grid = false;
   std::string outcomes_csv;

@@ -17,6 +17,7 @@
 #include "model/model_file.hpp"
 #include "pipeline/evaluate.hpp"
 #include "pipeline/model_checks.hpp"
+#include "pipeline/split.hpp"
 #include "pipeline/split_history.hpp"
 #include "report/html_page.hpp"
 
@@ -25,7 +26,7 @@ namespace {
 
 struct ReportOptions {
   std::string model, data, out, variant = "auto", isa, variants = "all";
-  double split = 0.8, alpha = kDefaultAlpha, bench_seconds = 0.1;
+  double split = kDefaultSplit, alpha = kDefaultAlpha, bench_seconds = 0.1;
   BoundOptions bounds;
   bool allow_overlap = false, allow_schema_mismatch = false;
 };

@@ -11,6 +11,7 @@
 #include "learn/learn_json.hpp"
 #include "learn/retrain.hpp"
 #include "model/model_file.hpp"
+#include "train/train_config.hpp"
 
 namespace ttlpred::cli {
 namespace {
@@ -20,7 +21,7 @@ struct RetrainCommand {
   std::string censored = kDefaultRetrainCensored ? "on" : "off";
   double holdout = kDefaultHoldoutFraction, alpha = kDefaultAlpha;
   std::uint32_t epochs = 0;
-  std::uint64_t seed = 1;
+  std::uint64_t seed = TrainConfig{}.seed;  // training seed: the trainer's default
   BoundOptions bounds;
   bool json = false;
 };

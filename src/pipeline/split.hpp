@@ -27,6 +27,11 @@ struct ChronologicalSplit {
   std::size_t scored_rows() const { return jobs.rows() - train_rows; }
 };
 
+// The fraction of eligible jobs a model trains on unless told otherwise: `train --split`'s
+// default, and so the default of every command and binding that names the training part
+// (eval, report, pipeline, quantize, simulate; Python's train and evaluate).
+inline constexpr double kDefaultSplit = 0.8;
+
 // Throws Error unless `fraction` is in (0, 1]: what chronological_split accepts, so that a
 // command can refuse a bad --split before it reads its trace.
 void check_split_fraction(double fraction);
