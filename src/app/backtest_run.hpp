@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/command_options.hpp"
+#include "model/online_calibration.hpp"
 #include "pipeline/backtest.hpp"
 #include "train/train_config.hpp"
 
@@ -16,7 +17,7 @@ namespace ttlpred::app {
 
 struct BacktestCliOptions {
   std::string splits = "0.5,0.6,0.7,0.8,0.9", alphas = "0.005,0.01,0.02,0.05",
-              methods = "static,rolling,aci,aci-capped,multi-aci,mondrian", method = "aci-capped", key = "user", out, models_dir,
+              methods = "static,rolling,aci,aci-capped,multi-aci,mondrian", method = "aci-capped", key = kDefaultCalibrationKey, out, models_dir,
               per_job;
   std::string kill_budget = "count";
   std::string at = "submit", censored = kDefaultCensored;

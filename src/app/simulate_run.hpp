@@ -19,6 +19,7 @@
 #include "learn/duration.hpp"
 #include "sim/jalien_stats.hpp"
 #include "sim/online_model.hpp"
+#include "sim/policy_table.hpp"
 #include "train/train_config.hpp"
 
 namespace ttlpred::app {
@@ -27,8 +28,11 @@ struct SimulateCliOptions {
   std::string scheduler = "easy", ttl = "request", model, out, variant = "auto", isa;
   // jalien, --ttl model: the calibration answering (sim/online_ttl.hpp) and its mondrian key;
   // which host a job runs on: the one the trace recorded, or the pilot slot's own (trace|slot).
-  std::string calibration = "static", calibration_key = "user", host_speed = "trace";
-  double split = kDefaultSplit, alpha = kDefaultAlpha, load = 0.95, pilot_gap = 300, proxy_lifetime = 0, default_ttl = 21600;
+  std::string calibration = "static", calibration_key = kDefaultCalibrationKey, host_speed = "trace";
+  double split = kDefaultSplit, alpha = kDefaultAlpha;
+  // jalien: the broker's pilots, resubmissions and static TTL (sim/policy_table.hpp).
+  double load = sim::GridOptions{}.load, pilot_gap = sim::GridOptions{}.pilot_gap_s;
+  double proxy_lifetime = sim::GridOptions{}.proxy_lifetime_s, default_ttl = sim::GridOptions{}.default_ttl_s;
   double gamma = OnlineCalibrationOptions{}.gamma, target_scale = OnlineCalibrationOptions{}.target_scale;
   // --ttl jalien-stats: the estimate's rule and the finished jobs a key needs (sim/jalien_stats.hpp).
   std::string stats_rule = sim::stats_rule_name(sim::JalienStatsOptions{}.rule);
@@ -37,8 +41,8 @@ struct SimulateCliOptions {
   std::string retrain_every = duration_text(sim::OnlineModelOptions{}.retrain_every_s);
   std::size_t online_min_jobs = sim::OnlineModelOptions{}.min_outcomes;
   std::uint64_t train_seed = TrainConfig{}.seed;
-  int procs = 0, max_retries = 2;
-  std::uint64_t seed = 1;
+  int procs = 0, max_retries = sim::GridOptions{}.max_retries;
+  std::uint64_t seed = sim::GridOptions{}.seed;
   BoundOptions bounds;
 };
 

@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "app/eval_report.hpp"
 #include "cli/prediction_output.hpp"
+#include "model/online_calibration.hpp"
 #include "pipeline/evaluate.hpp"
 #include "pipeline/model_checks.hpp"
 #include "pipeline/split.hpp"
@@ -26,7 +27,7 @@ struct EvalOptions {
   std::string model, data, variant = "auto", isa, device = kDefaultDevice, per_job, per_job_format = "csv";
   // static by default: the service answers with the static calibration, and eval scores what it answers.
   OnlineCalibrationCli calibration;
-  std::string calibration_key = "user";
+  std::string calibration_key = kDefaultCalibrationKey;
   std::string at;  // "": the model's prediction time
   double split = kDefaultSplit, alpha = kDefaultAlpha;
   BoundOptions bounds;

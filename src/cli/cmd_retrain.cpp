@@ -17,7 +17,7 @@ namespace ttlpred::cli {
 namespace {
 
 struct RetrainCommand {
-  std::string journal, model, out, window = "0", data, from = "fine-tune";
+  std::string journal, model, out, window = "0", data, from = retrain_start_name(RetrainOptions{}.start);
   std::string censored = kDefaultRetrainCensored ? "on" : "off";
   double holdout = kDefaultHoldoutFraction, alpha = kDefaultAlpha;
   std::uint32_t epochs = 0;

@@ -28,36 +28,40 @@ namespace ttlpred::cli {
 namespace {
 
 struct ServeOptions {
-  std::string model, listen = "127.0.0.1:8080", variant = "auto", journal, admin_token, admin_token_file, access_log;
+  std::string model, listen = serve::HttpOptions{}.host + ':' + std::to_string(serve::HttpOptions{}.port);
+  std::string variant = "auto", journal, admin_token, admin_token_file, access_log;
   double alpha = kDefaultAlpha;
   bool open_outcomes = false;
   double outcome_rate = serve::HttpOptions{}.outcome_rate, outcome_burst = serve::HttpOptions{}.outcome_burst;
   BoundOptions bounds;
   std::string device = kDefaultDevice;
-  std::size_t threads = 8, max_batch = 4096, max_body = 4u << 20, max_header = 16u << 10;
-  std::uint64_t snapshot_every = 100000;
-  double max_outcome_wall_s = 604800, outcome_kill_margin_s = -1;
-  std::uint64_t max_model_bytes = 1ull << 30;
-  std::size_t history_capacity = 500000;
-  std::size_t running_capacity = 500000;
-  double running_max_age_s = 604800;
-  bool sync_starts = false;
-  std::size_t max_connections = 10000;
+  // The server's and the service's own defaults (serve/http_server.hpp, serve/service.hpp).
+  std::size_t threads = serve::HttpOptions{}.threads, max_body = serve::HttpOptions{}.max_body;
+  std::size_t max_header = serve::HttpOptions{}.max_header, max_connections = serve::HttpOptions{}.max_connections;
+  std::size_t max_batch = serve::ServiceOptions{}.max_batch;
+  std::uint64_t snapshot_every = serve::ServiceOptions{}.snapshot_every;
+  double max_outcome_wall_s = serve::ServiceOptions{}.max_outcome_wall_s;
+  double outcome_kill_margin_s = serve::ServiceOptions{}.outcome_kill_margin_s;
+  std::uint64_t max_model_bytes = serve::ServiceOptions{}.max_model_bytes;
+  std::size_t history_capacity = serve::ServiceOptions{}.history_capacity;
+  std::size_t running_capacity = serve::ServiceOptions{}.running_capacity;
+  double running_max_age_s = serve::ServiceOptions{}.running_max_age_s;
+  bool sync_starts = serve::ServiceOptions{}.sync_starts;
   // static by default: out of the box the service answers what `predict` and `eval` answer
   // (one rule for every caller). With outcomes flowing, `aci-capped` keeps the kill rate at
   // every backtest split (docs/ACCURACY.md, "The chosen method"), `aci-log` at 0.35 alpha the
   // CPU lost to kills in the broker simulation (docs/SIMULATION.md); docs/service.md,
   // "Online calibration".
   OnlineCalibrationCli calibration;
-  std::string calibration_key = "user";
-  std::size_t recent_predictions = 500000;
+  std::string calibration_key = kDefaultCalibrationKey;
+  std::size_t recent_predictions = serve::ServiceOptions{}.recent_predictions;
   double drift_delta = serve::DriftOptions{}.delta, drift_threshold = serve::DriftOptions{}.threshold;
   std::string drift_scope = serve::drift_scope_name(serve::DriftOptions{}.scope);
   std::string drift_direction = serve::drift_direction_name(serve::DriftOptions{}.direction);
   std::uint64_t drift_min_outcomes = serve::DriftOptions{}.min_outcomes;
-  int read_timeout_s = 5, keep_alive_timeout_s = 5;
+  int read_timeout_s = serve::HttpOptions{}.read_timeout_s, keep_alive_timeout_s = serve::HttpOptions{}.keep_alive_timeout_s;
   // The retrain thread (serve/retrain_loop.hpp); off without --retrain-every.
-  std::string retrain_every, retrain_window = "0", retrain_from = "fine-tune", retrain_out;
+  std::string retrain_every, retrain_window = "0", retrain_from = retrain_start_name(RetrainOptions{}.start), retrain_out;
   std::string retrain_censored = kDefaultRetrainCensored ? "on" : "off";
   double retrain_holdout = kDefaultHoldoutFraction;
   std::size_t retrain_max_outcomes = kDefaultMaxOutcomes;

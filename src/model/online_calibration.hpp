@@ -90,6 +90,9 @@ LogSuffix split_log_suffix(std::string_view name);
 // The name answering_calibration_from_name reads back: the method's, with "-log" for a log level.
 std::string answering_calibration_name(OnlineMethod method, bool log_level);
 
+// The field whose values key mondrian's per-group offsets unless told otherwise.
+inline constexpr const char* kDefaultCalibrationKey = "user";
+
 struct OnlineCalibrationOptions {
   // The measured choice (docs/ACCURACY.md, "The chosen method"): the one method that kept
   // <= 1.5 alpha kills at every split of the six traces measured.

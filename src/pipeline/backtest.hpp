@@ -29,7 +29,7 @@ struct BacktestOptions {
   std::vector<OnlineMethod> methods = all_online_methods();
   OnlineMethod default_method = OnlineMethod::AciCapped;
   OnlineCalibrationOptions online;  // `method` is set per method
-  std::string key_column = "user";  // mondrian keys: a categorical field ("" or absent: one key)
+  std::string key_column = kDefaultCalibrationKey;  // mondrian keys: a categorical field ("" or absent: one key)
   FitOptions fit;
   PredictorOptions predictor;       // bounds (alpha is set per run)
   double window_days = 7;           // kill rate per window of submit time

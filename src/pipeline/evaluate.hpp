@@ -50,7 +50,7 @@ std::string breakdown_column(const JobTable& t);
 // become known (pipeline/online_scoring.hpp), keyed by `key_column` for mondrian.
 struct EvaluationCalibration {
   OnlineCalibrationOptions online;  // online.method == Static (the default here): the model's own answers
-  std::string key_column = "user";
+  std::string key_column = kDefaultCalibrationKey;
   EvaluationCalibration() { online.method = OnlineMethod::Static; }
 };
 

@@ -75,7 +75,7 @@ struct ServiceOptions {
     o.method = OnlineMethod::Static;
     return o;
   }();
-  std::string calibration_key = "user";  // mondrian: the categorical field keying the offsets
+  std::string calibration_key = kDefaultCalibrationKey;  // mondrian: the categorical field keying the offsets
   // Answers kept for their outcome (recent_predictions.hpp): about 200 bytes each, so the
   // default holds 500 000 jobs between answer and outcome in about 100 MB. 0: none kept.
   // The same number of job ids whose outcome the history learnt is remembered, so that a

@@ -24,16 +24,16 @@ struct PolicyRow {
 };
 
 struct GridOptions {
-  double load = 0.95;
-  double pilot_gap_s = 300;
-  double proxy_lifetime_s = 0;
-  int max_retries = 2;
-  double default_ttl_s = 21600;
-  std::uint64_t seed = 1;
+  double load = 0.95;  // slot cores = cores the jobs' work needs over the submit span / load
+  double pilot_gap_s = GridConfig{}.pilot_gap_mean_s;
+  double proxy_lifetime_s = GridConfig{}.proxy_lifetime_s;
+  int max_retries = GridConfig{}.max_retries;
+  double default_ttl_s = kJalienDefaultTtlS;
+  std::uint64_t seed = GridConfig{}.seed;
   // The model's calibration (sim/online_ttl.hpp): static, rolling, aci, multi-aci, mondrian
   // or aci-cpu, and the mondrian key.
   std::string calibration = "static";
-  std::string calibration_key = "user";
+  std::string calibration_key = kDefaultCalibrationKey;
   // Learning rate and target share of alpha of the ACI levels (the service's defaults).
   double gamma = ttlpred::OnlineCalibrationOptions{}.gamma;
   double target_scale = ttlpred::OnlineCalibrationOptions{}.target_scale;

@@ -36,13 +36,15 @@ SimTrace prepare_trace(JobTable trace, double split, const Predictor* predictor,
 std::vector<BatchJob> batch_jobs(const SimTrace& t);
 
 enum class GridTtl : std::uint8_t { Static, Model, Oracle, JalienStats, Online };
+// JAliEn's TTL for a job whose JDL names none (TaskQueueUtils: 6 h).
+inline constexpr double kJalienDefaultTtlS = 21600;
 // Grid jobs: work = recorded wall time (the pilot stands for the host the job ran on), or,
 // when the trace's host classes were found, recorded wall time x recorded host_speed (the
 // run time on a host of speed 1); cores = cpu_cores (1 when unknown), TTL by policy: static
 // = requested_ttl_s, or `default_ttl_s` when missing or not positive (JAliEn's
 // TaskQueueUtils); model = safe TTL on the recorded host; jalien-stats and online = static
 // (their TtlSource answers, falling back to it).
-std::vector<GridJob> grid_jobs(const SimTrace& t, GridTtl policy, double default_ttl_s = 21600);
+std::vector<GridJob> grid_jobs(const SimTrace& t, GridTtl policy, double default_ttl_s = kJalienDefaultTtlS);
 
 // Pilot slots whose cores add up to at least `total_cores`: cores drawn from the trace's
 // slot_cores column (jobs' cores when absent, at least 8), lifetimes 24 h / 48 h / 72 h
