@@ -7,6 +7,11 @@
 #include "util/error.hpp"
 
 namespace ttlpred::app {
+
+const BacktestOptions& library_backtest_defaults() {
+  static const BacktestOptions defaults;
+  return defaults;
+}
 namespace {
 
 // "0.5,0.6" -> {0.5, 0.6}; throws Error naming the option and the item that is no number.

@@ -15,17 +15,22 @@
 
 namespace ttlpred::app {
 
+// The library's backtest defaults, the defaults of the command's options (one static copy:
+// a BacktestOptions is large, and g++ 12 warns falsely on many temporaries of it).
+const BacktestOptions& library_backtest_defaults();
+
 struct BacktestCliOptions {
-  std::string splits = "0.5,0.6,0.7,0.8,0.9", alphas = "0.005,0.01,0.02,0.05",
-              methods = "static,rolling,aci,aci-capped,multi-aci,mondrian", method = "aci-capped", key = kDefaultCalibrationKey, out, models_dir,
-              per_job;
-  std::string kill_budget = "count";
+  std::string splits = numbers_text(library_backtest_defaults().splits), alphas = numbers_text(library_backtest_defaults().alphas);
+  std::string methods = "static,rolling,aci,aci-capped,multi-aci,mondrian";
+  std::string method{online_method_name(library_backtest_defaults().default_method)};
+  std::string key = kDefaultCalibrationKey, out, models_dir, per_job;
+  std::string kill_budget = kill_budget_name(RequestAwareOptions{}.budget);
   std::string at = "submit", censored = kDefaultCensored;
   ModelChoiceOptions choices;
   bool ttl_by_group = false;
-  double alpha = kDefaultAlpha, window_days = 7;
+  double alpha = kDefaultAlpha, window_days = library_backtest_defaults().window_days;
   OnlineCalibrationOptions online;
-  std::size_t min_window_rows = 1000;
+  std::size_t min_window_rows = library_backtest_defaults().min_window_rows;
   std::uint32_t epochs = 0;
   std::uint64_t seed = TrainConfig{}.seed;  // training seed: the trainer's default
   BoundOptions bounds;

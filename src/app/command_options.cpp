@@ -3,6 +3,7 @@
 #include "model/quantile_heads.hpp"
 
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -198,6 +199,17 @@ std::vector<std::size_t> parse_positive_list(const std::string& text, const char
 std::vector<std::uint32_t> parse_widths(const std::string& text, const char* option) {
   std::vector<std::uint32_t> out;
   for (std::size_t v : parse_positive_list(text, option, 65536)) out.push_back(static_cast<std::uint32_t>(v));
+  return out;
+}
+
+std::string numbers_text(const std::vector<double>& values) {
+  std::string out;
+  for (double v : values) {
+    char buf[32];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // the shortest text that reads back as v
+    (void)ec;  // 32 characters hold any double
+    out += (out.empty() ? "" : ",") + std::string(buf, end);
+  }
   return out;
 }
 

@@ -78,6 +78,8 @@ std::vector<std::uint32_t> parse_widths(const std::string& text, const char* opt
 // The text parse_widths reads back ({256, 256, 256} -> "256,256,256"): how an option shows
 // the trainer's default widths without retyping them.
 std::string widths_text(const std::vector<std::uint32_t>& widths);
+// "0.5,0.6,0.9": a list option's default written from the library's vector.
+std::string numbers_text(const std::vector<double>& values);
 
 // The bounds every answer obeys (PredictorOptions::max_ttl_s, min_seconds), as options.
 struct BoundOptions {

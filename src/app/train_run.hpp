@@ -17,7 +17,7 @@ namespace ttlpred::app {
 struct TrainCliOptions {
   std::string hidden = widths_text(TrainConfig{}.hidden), target = "hours", group_by = "auto";
   std::string init, qat = "none", sparsity = "none", sparsity_method = "fixed-mask";
-  std::string kill_budget = "count";
+  std::string kill_budget = kill_budget_name(RequestAwareOptions{}.budget);
   std::string at, censored = kDefaultCensored;
   ModelChoiceOptions choices;
   double split = kDefaultSplit;

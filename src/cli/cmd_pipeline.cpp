@@ -167,7 +167,7 @@ void run_pipeline(const PipelineOptions& o) {
   model.provenance.trace_name = "alice-default.csv.gz";
 
   step(3, steps, "quantize: int8 activation ranges from the training jobs");
-  add_int8_calibration(model, split.jobs, quant::ActivationRangeOptions{}, 65536, split.train_rows);
+  add_int8_calibration(model, split.jobs, quant::ActivationRangeOptions{}, kDefaultCalibrationRows, split.train_rows);
   const std::string model_path = o.out + "/model.ttlp";
   save_model_file(model_path, model);
   std::printf("wrote %s (trained in %.0f s)\n", model_path.c_str(), c.seconds());

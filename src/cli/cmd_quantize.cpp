@@ -16,10 +16,10 @@ namespace {
 struct QuantizeOptions {
   // minmax: percentile (99.99) and mse clip rare feature values the synthetic trace needs
   // (int8-static +36 % / +29 % RMSE there, minmax +0.2 %; docs/ACCURACY.md).
-  std::string model, calib, out, method = "minmax";
-  double percentile = 99.99;
+  std::string model, calib, out, method{quant::range_method_name(quant::ActivationRangeOptions{}.method)};
+  double percentile = quant::ActivationRangeOptions{}.percentile;
   double split = kDefaultSplit;  // the training part
-  std::size_t max_rows = 65536;
+  std::size_t max_rows = kDefaultCalibrationRows;
 };
 
 void run_quantize(const QuantizeOptions& o) {

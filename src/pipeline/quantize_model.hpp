@@ -15,8 +15,10 @@ namespace ttlpred {
 // model carries (the end of its training data) and follow the table: the ranges then cover
 // the larger history counts a serving model meets, which a cold start would clip (measured:
 // int8-static on the synthetic trace +0.2 % RMSE this way, +6.6 % from a cold history).
+inline constexpr std::size_t kDefaultCalibrationRows = 65536;
 quant::ActivationRanges add_int8_calibration(ModelFile& model, const JobTable& jobs,
-                                             const quant::ActivationRangeOptions& options, std::size_t max_rows = 65536,
+                                             const quant::ActivationRangeOptions& options,
+                                             std::size_t max_rows = kDefaultCalibrationRows,
                                              std::size_t first_rows = SIZE_MAX);
 
 }  // namespace ttlpred
