@@ -3,6 +3,7 @@ as from `ttlpred predict` / `ttlpred eval` / `ttlpred train`, whichever way the 
 (a trace path, a DataFrame from read_trace, a column-mapped pandas.read_csv)."""
 import io
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -154,3 +155,28 @@ def test_kth_round_trip(kth, workdir):
     ref = json.loads(cli("eval", "--model", path, "--data", kth, "--split", 0.8, "--json"))
     assert result["kill_rate"] == ref["kill_rate"] and result["rmse_hours"] == ref["rmse_hours"]
     assert_same_as_cli(model.predict(jobs), cli_predictions(path, kth))
+
+
+def test_one_train_option_reaches_every_way_in(alice_csv, alice_model, workdir):
+    """--validation-fraction is one declaration beside the trainer's field: the flag, the config
+    file, the TTLPRED_TRAIN_* variable and Python's keyword all train the same model with it, and
+    a value past its check is refused by name."""
+    paths = {way: workdir / f"vf-{way}.ttlp" for way in ("python", "flag", "config", "env")}
+    ttlpred.train(ttlpred.read_trace(alice_csv), paths["python"], split=0.8, validation_fraction=0.3,
+                  **TRAIN_OPTIONS)
+    cli("train", "--data", alice_csv, "--out", paths["flag"], "--validation-fraction", 0.3, *TRAIN_ARGS)
+    config = workdir / "vf.toml"
+    config.write_text("validation-fraction = 0.3\n")
+    cli("train", "--config", config, "--data", alice_csv, "--out", paths["config"], *TRAIN_ARGS)
+    cli("train", "--data", alice_csv, "--out", paths["env"], *TRAIN_ARGS,
+        env={**os.environ, "TTLPRED_TRAIN_VALIDATION_FRACTION": "0.3"})
+    answers = [ttlpred.Predictor(p).predict(alice_csv)["expected_wall_s"] for p in paths.values()]
+    for other in answers[1:]:
+        np.testing.assert_array_equal(other, answers[0])
+    for p in paths.values():
+        assert ttlpred.Predictor(p).metadata()["config"]["validation_fraction"] == pytest.approx(0.3)
+    assert ttlpred.Predictor(alice_model).metadata()["config"]["validation_fraction"] == pytest.approx(0.1)
+    assert not np.array_equal(answers[0], ttlpred.Predictor(alice_model).predict(alice_csv)["expected_wall_s"])
+    with pytest.raises(ttlpred.Error, match="validation-fraction"):
+        ttlpred.train(ttlpred.read_trace(alice_csv), workdir / "x.ttlp", split=0.8, validation_fraction=0.95,
+                      **TRAIN_OPTIONS)

@@ -35,6 +35,11 @@ void add_train_options(CLI::App& cmd, TrainCliOptions& o) {
   cmd.add_option("--lr", o.fit.train.learning_rate, "peak learning rate (AdamW)")->capture_default_str();
   cmd.add_option("--dropout", o.fit.train.dropout, "dropout on hidden activations")->capture_default_str();
   cmd.add_option("--weight-decay", o.fit.train.weight_decay, "decoupled weight decay")->capture_default_str();
+  cmd.add_option("--validation-fraction", o.fit.train.validation_fraction,
+                 "chronological tail of the training rows held out to pick the best epoch and stop early (0: "
+                 "none, every epoch trains and the last is kept)")
+      ->check(CLI::Range(0.0, 0.9))
+      ->capture_default_str();
   cmd.add_option("--ensemble", o.fit.ensemble, "average this many seeds into one network (at least 1)")
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
