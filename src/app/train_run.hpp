@@ -15,7 +15,8 @@
 namespace ttlpred::app {
 
 struct TrainCliOptions {
-  std::string hidden = widths_text(TrainConfig{}.hidden), target = "hours", group_by = "auto";
+  std::string hidden = widths_text(TrainConfig{}.hidden), target = target_kind_name(TrainConfig{}.target);
+  std::string group_by = FitOptions{}.group_column;
   std::string init, qat = "none", sparsity = "none", sparsity_method = "fixed-mask";
   std::string kill_budget = kill_budget_name(RequestAwareOptions{}.budget);
   std::string at, censored = kDefaultCensored;
