@@ -21,9 +21,10 @@
 #include <vector>
 
 #include "engine/cuda/cuda_pack.hpp"
-#include "engine/cuda/cuda_plan.hpp"
+#include "engine/cuda/cuda_options.hpp"
 #include "engine/cuda/device_memory.hpp"
 #include "engine/cuda/kernels.hpp"
+#include "engine/variant.hpp"
 
 namespace ttlpred::cuda::detail {
 
