@@ -15,7 +15,7 @@ class LtFloatNetwork final : public LtLayerNetwork {
                  const PackedEmbeddings& emb)
       : LtLayerNetwork(model, variant, layers, emb, /*int8=*/false) {
     const bool fp16 = variant == engine::Variant::Fp16;
-    act_type = final_in_type = fp16 ? ElemType::F16 : ElemType::F32;
+    act_type_ = final_in_type_ = fp16 ? ElemType::F16 : ElemType::F32;
     for (std::size_t l = 0; l + 1 < layers.size(); ++l) {
       const PackedLayer& src = layers[l];
       GemmLayer g = gemm_layer(src.in_pad, src);

@@ -25,9 +25,9 @@ class LtInt8Network final : public LtLayerNetwork {
   LtInt8Network(const MlpModel& model, const std::vector<PackedLayer>& layers, const PackedEmbeddings& emb,
                 const std::vector<Int8Grid>& grids, bool requant_kernel, std::size_t max_batch)
       : LtLayerNetwork(model, engine::Variant::Int8Static, layers, emb, /*int8=*/true), requant_kernel_(requant_kernel) {
-    act_type = final_in_type = ElemType::I8;
-    first_q = int8_out(grids.front());
-    final_in_scale = grids.back().scale;
+    act_type_ = final_in_type_ = ElemType::I8;
+    first_q_ = int8_out(grids.front());
+    final_in_scale_ = grids.back().scale;
     for (std::size_t l = 0; l + 1 < layers.size(); ++l) {
       const PackedLayer& src = layers[l];
       GemmLayer g = gemm_layer(src.q_in_pad, src);

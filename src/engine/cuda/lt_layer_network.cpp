@@ -97,8 +97,8 @@ std::unique_ptr<BatchSetup> LtLayerNetwork::setup(const Lane& lane, std::size_t 
 
 void LtLayerNetwork::enqueue(const Lane& lane, const BatchSetup& setup, std::size_t batch, cudaStream_t stream) const {
   const auto& matmuls = static_cast<const LtBatchSetup&>(setup).matmuls;
-  const ElemType first_type = hidden_.empty() ? final_in_type : act_type;
-  launch_gather(on_lane(gather_, lane), batch, first_type, first_q, lane.act[0].get(), stream);
+  const ElemType first_type = hidden_.empty() ? final_in_type_ : act_type_;
+  launch_gather(on_lane(gather_, lane), batch, first_type, first_q_, lane.act[0].get(), stream);
   int cur = 0;
   const float one_f = 1.0f, zero_f = 0.0f;
   const std::int32_t one_i = 1, zero_i = 0;
@@ -124,11 +124,11 @@ void LtLayerNetwork::enqueue(const Lane& lane, const BatchSetup& setup, std::siz
       const void* alpha = g.mode == GemmMode::Int8Epilog ? g.alpha.get() : static_cast<const void*>(&one_f);
       TTLPRED_CUBLAS_CHECK(cublasLtMatmul(lane.lt, m.desc, alpha, g.weight.get(), m.a, x, m.b, &zero_f, y, m.d, y, m.d,
                                           &m.algo, lane.workspace.get(), kLtWorkspaceBytes, stream));
-      if (g.act == Activation::LeakyRelu) launch_leaky_relu_inplace(y, act_type, batch * g.out_pad, stream);
+      if (g.act == Activation::LeakyRelu) launch_leaky_relu_inplace(y, act_type_, batch * g.out_pad, stream);
     }
     cur = 1 - cur;
   }
-  launch_final_layer(lane.act[cur].get(), final_in_type, final_in_scale, batch, final_.in_pad, final_.w.as<float>(),
+  launch_final_layer(lane.act[cur].get(), final_in_type_, final_in_scale_, batch, final_.in_pad, final_.w.as<float>(),
                      final_.b.as<float>(), final_.out, final_.act, lane.d_out.as<float>(), stream);
 }
 

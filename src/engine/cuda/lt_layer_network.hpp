@@ -73,11 +73,11 @@ class LtLayerNetwork : public CudaNetwork {
   DeviceEmbeddings emb_;
   GatherArgs gather_;
   DeviceFinalLayer final_;
-  std::vector<GemmLayer> hidden_;       // all layers but the last
-  ElemType act_type = ElemType::F32;       // hidden activations' element type
-  ElemType final_in_type = ElemType::F32;  // the last layer's input type
-  float final_in_scale = 1.0f;             // int8: the last layer's input scale
-  Int8Out first_q;                         // int8: layer 0's input grid
+  std::vector<GemmLayer> hidden_;          // all layers but the last
+  ElemType act_type_ = ElemType::F32;       // hidden activations' element type
+  ElemType final_in_type_ = ElemType::F32;  // the last layer's input type
+  float final_in_scale_ = 1.0f;             // int8: the last layer's input scale
+  Int8Out first_q_;                         // int8: layer 0's input grid
 };
 
 }  // namespace ttlpred::cuda::detail
