@@ -17,7 +17,9 @@ namespace {
 // guards only the list of idle lanes, never a pass.
 class CudaBackend final : public engine::Backend {
  public:
-  explicit CudaBackend(CudaPlan first) : first_(std::move(first)) { idle_.push_back(&first_); }
+  explicit CudaBackend(CudaPlan first) : first_(std::move(first)), description_(first_.describe()) {
+    idle_.push_back(&first_);
+  }
 
   void predict(const float* dense, const std::uint32_t* cats, std::size_t batch, float* out) const override {
     CudaPlan* lane = take();
@@ -31,7 +33,7 @@ class CudaBackend final : public engine::Backend {
   }
   engine::Variant variant() const override { return first_.variant(); }
   std::string target() const override { return "cuda"; }
-  std::vector<std::string> kernel_names() const override { return {first_.describe()}; }
+  std::vector<std::string> kernel_names() const override { return {description_}; }
   std::uint32_t dense_inputs() const override { return static_cast<std::uint32_t>(first_.dense_inputs()); }
   std::uint32_t n_categorical() const override { return static_cast<std::uint32_t>(first_.cat_inputs()); }
   std::uint32_t outputs() const override { return static_cast<std::uint32_t>(first_.outputs()); }
@@ -57,6 +59,7 @@ class CudaBackend final : public engine::Backend {
   }
 
   mutable CudaPlan first_;  // never moved: the others are made from it while it may be in use
+  const std::string description_;  // read once: a lane's describe() counts graphs its predict() adds
   mutable std::mutex mu_;
   mutable std::vector<std::unique_ptr<CudaPlan>> more_;  // lanes made for concurrent callers
   mutable std::vector<CudaPlan*> idle_;
