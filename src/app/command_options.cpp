@@ -238,8 +238,8 @@ void check_model_fits_trace(const Predictor& predictor, const std::string& model
           allow_schema_mismatch, "--allow-schema-mismatch");
 }
 
-void add_prediction_time_option(CLI::App& cmd, std::string& at, const char* help) {
-  cmd.add_option("--at", at, help)->check(CLI::IsMember({"submit", "match"}));
+CLI::Option* add_prediction_time_option(CLI::App& cmd, std::string& at, const char* help) {
+  return cmd.add_option("--at", at, help)->check(CLI::IsMember({"submit", "match"}));
 }
 
 PredictionTime parse_prediction_time(const std::string& at, PredictionTime fallback) {

@@ -91,7 +91,7 @@ void add_bound_options(CLI::App& cmd, BoundOptions& bounds);
 
 // --at submit|match: when jobs are predicted (features/history.hpp, PredictionTime). At
 // match time a job's history sees the outcomes known at its start and the jobs running then.
-void add_prediction_time_option(CLI::App& cmd, std::string& at, const char* help);
+CLI::Option* add_prediction_time_option(CLI::App& cmd, std::string& at, const char* help);
 // The prediction time `at` names; `fallback` when `at` is empty. Throws Error naming --at
 // for another value.
 PredictionTime parse_prediction_time(const std::string& at, PredictionTime fallback);

@@ -39,7 +39,7 @@ struct PipelineOptions {
   std::uint32_t epochs = 0;  // 0: the trainer's default
   std::uint32_t finetune_epochs = 0;  // 0: set_finetune_defaults'
   bool summary_only = false, finetune = true;
-  std::string at = "submit", censored = kDefaultCensored;
+  std::string at = "match", censored = kDefaultCensored;
   ModelChoiceOptions choices;
 };
 
@@ -158,7 +158,7 @@ void run_pipeline(const PipelineOptions& o) {
   const ChronologicalSplit split = chronological_split(load_trace(trace), o.split);
   FitOptions fit_options;
   if (o.epochs) fit_options.train.max_epochs = o.epochs;
-  fit_options.at = parse_prediction_time(o.at, PredictionTime::Submit);
+  fit_options.at = parse_prediction_time(o.at, PredictionTime::Match);
   fit_options.censored = parse_censored(o.censored);
   apply_model_choices(o.choices, fit_options);
   FitReport fit;
@@ -298,7 +298,10 @@ void add_pipeline_command(CLI::App& app) {
   cmd->add_option("--finetune-epochs", o->finetune_epochs, "maximum epochs of each compressed fine-tune (0 = default)");
   cmd->add_flag("!--no-finetune", o->finetune, "skip the QAT and 2:4 fine-tunes");
   cmd->add_flag("--summary-only", o->summary_only, "only generate the trace and print its summary");
-  add_prediction_time_option(*cmd, o->at, "when the model predicts: submit or match (train --at)");
+  add_prediction_time_option(*cmd, o->at,
+                             "when the model predicts (train --at): match, where the ALICE broker decides, in its matching loop "
+                             "with the pilot's site and host known; or submit, before any of them is")
+      ->capture_default_str();
   add_censored_option(*cmd, o->censored);
   add_model_choice_options(*cmd, o->choices);
   cmd->callback([o] { run_pipeline(*o); });

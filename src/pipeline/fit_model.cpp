@@ -106,6 +106,8 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
     if (!options.request_key) std::erase(c.keys, HistoryKey::UserRequest);
     if (!options.system_key) std::erase(c.keys, HistoryKey::JobTypeSystem);
     c.at = options.at;
+    // At submission the job's host is unknown: its work converts to time without a speed.
+    if (c.at == PredictionTime::Submit) c.work_per_speed = false;
     if (options.censored_rates && c.at != PredictionTime::Match)
       throw Error("censored work rates (--censored-rates on) need the history at match time (--at match)");
     c.censored_rates = options.censored_rates;
@@ -114,8 +116,13 @@ ModelFile fit_model(const ChronologicalSplit& split, const FitOptions& options, 
   const HistoryMatrix history = split_history(split, hcfg);
 
   const auto fit_rows = iota_rows(0, n_fit);
+  // A model asked at submission reads only what is known then (the schema's Submit phase):
+  // the wait, the slot's cores, the site and host a trace records are not, and a model
+  // trained on them would be scored on information its callers cannot give it.
+  EncoderOptions encoder_options = options.encoder;
+  if (hcfg.at == PredictionTime::Submit) encoder_options.max_phase = Phase::Submit;
   const FeatureEncoder encoder =
-      options.init ? start_encoder : FeatureEncoder::fit(jobs, fit_rows, &history, &hcfg, options.encoder);
+      options.init ? start_encoder : FeatureEncoder::fit(jobs, fit_rows, &history, &hcfg, encoder_options);
   const EncodedBatch x = encoder.encode_batch(jobs, fit_rows, &history);
   const auto wall = column_as_float(jobs.num(Field::WallTime), 0, n_fit);
   const auto cap = column_as_float(jobs.num(Field::RequestedTtl), 0, n_fit);

@@ -8,7 +8,10 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "data/schema.hpp"
+#include "features/encoder.hpp"
 #include "model/model_file.hpp"
 #include "pipeline/evaluate.hpp"
 #include "pipeline/fit_model.hpp"
@@ -20,8 +23,12 @@
 namespace ttlpred {
 namespace {
 
+// The synthetic trace is ALICE's, asked where its broker asks: at match, with the pilot's site
+// and host known (a model asked at submit reads only the Submit phase, and this trace's run
+// time divides by the host's speed).
 FitOptions small_fit() {
   FitOptions o;
+  o.at = PredictionTime::Match;
   o.train.hidden = {64, 64};
   o.train.max_epochs = 12;
   o.train.seed = 7;
@@ -85,6 +92,36 @@ TEST(Pipeline, FitThenEvaluateBeatsTheStaticTtlAndKillsAboutAlpha) {
     std::size_t below = 0;
     for (const auto& p : online.predictions) below += p.safe_ttl_s < p.expected_wall_s ? 1 : 0;
     EXPECT_EQ(below, 0u) << online_method_name(m) << ": of " << online.predictions.size() << " scored jobs";
+  }
+}
+
+// Equal information: a model asked at submission reads nothing a job gets only when it is
+// matched (the trace's site, CE, host CPU, host speed, slot), neither as an input nor as the
+// host speed its work rates divide by; one asked at match reads them.
+TEST(Pipeline, AModelAskedAtSubmitReadsOnlyWhatSubmissionKnows) {
+  const auto& split = small_split();
+  for (const PredictionTime at : {PredictionTime::Submit, PredictionTime::Match}) {
+    FitOptions o = small_fit();
+    o.at = at;
+    o.train.max_epochs = 1;
+    const ModelFile m = fit_model(split, o, {});
+    const FeatureEncoder encoder = FeatureEncoder::from_bytes(m.encoder, "fitted");
+    std::vector<std::string> match_fields;
+    for (const DenseColumn& c : encoder.dense_columns())
+      if ((c.source == DenseSource::Field || c.source == DenseSource::Missing) && info(c.field).phase == Phase::Match)
+        match_fields.emplace_back(info(c.field).name);
+    for (const CategoryColumn& c : encoder.category_columns())
+      if (info(c.field).phase == Phase::Match) match_fields.emplace_back(info(c.field).name);
+    const std::string_view name = prediction_time_name(at);
+    EXPECT_EQ(encoder.history_config().at, at) << name;
+    if (at == PredictionTime::Submit) {
+      EXPECT_EQ(match_fields, std::vector<std::string>{});
+      EXPECT_FALSE(encoder.history_config().work_per_speed);
+    } else {
+      EXPECT_FALSE(match_fields.empty());
+      EXPECT_NE(std::find(match_fields.begin(), match_fields.end(), "site"), match_fields.end());
+      EXPECT_TRUE(encoder.history_config().work_per_speed);
+    }
   }
 }
 
