@@ -113,7 +113,7 @@ struct ModelChoiceOptions {
   // with them each job's own safe TTL (model/quantile_ttl.hpp).
   std::string quantiles = "off";
   // --piecewise-bins N: the encoder's piecewise-linear bins per numeric column (EncoderOptions).
-  std::uint32_t piecewise_bins = EncoderOptions{}.piecewise_bins;
+  std::uint32_t piecewise_bins = FitOptions{}.encoder.piecewise_bins;
 };
 void add_model_choice_options(CLI::App& cmd, ModelChoiceOptions& choices);
 // Sets the choices in `fit`; throws Error naming the option for a value other than on or off.

@@ -7,8 +7,9 @@
 // hour-of-day / day-of-week of the submit time, missing-indicator columns, then history
 // features. Every dense column is standardized with the training mean and std; a missing
 // value becomes 0 (the training mean) after standardization.
-// Piecewise part (EncoderOptions::piecewise_bins, off by default): after the dense columns,
-// the piecewise-linear bins of every numeric field's column (features/piecewise_encoding.hpp).
+// Piecewise part (EncoderOptions::piecewise_bins: none by default here, a trained model's
+// FitOptions asks for them): after the dense columns, the piecewise-linear bins of every
+// numeric field's column (features/piecewise_encoding.hpp).
 // Categorical part: one column per category field; vocabulary = values seen at least
 // `min_category_count` times in training; index 0 = unknown / out of vocabulary.
 // docs/features.md has the full list.

@@ -26,10 +26,23 @@ inline std::size_t calibration_rows(std::size_t train_rows, double fraction) {
   return static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(train_rows)));
 }
 
+// Piecewise-linear bins per numeric field of the job in a trained model (0: none).
+inline constexpr std::uint32_t kDefaultPiecewiseBins = 8;
+
+// The encoder options a trained model starts from: the encoder's own, and the bins above.
+inline EncoderOptions trained_encoder_defaults() {
+  EncoderOptions e;
+  e.piecewise_bins = kDefaultPiecewiseBins;
+  return e;
+}
+
 struct FitOptions {
   TrainConfig train;
   std::uint32_t ensemble = 1;          // > 1: average of that many seeds, merged into one MLP
-  EncoderOptions encoder;
+  // The job's numeric fields also as piecewise-linear bins (EncoderOptions::piecewise_bins):
+  // the models the product trains get kDefaultPiecewiseBins, the encoder alone none
+  // (docs/ACCURACY.md, "Piecewise-linear bins", has why and what it cost).
+  EncoderOptions encoder = trained_encoder_defaults();
   double calibration_fraction = 0.1;   // of the training rows, held out for the safe TTL
   std::string group_column = "auto";   // safe-TTL groups: "auto", "" (none) or a field name
   SafeTtlOptions safe_ttl;

@@ -26,10 +26,10 @@ using nlohmann::json;
 
 // Recorded (docs/testing.md, "The main job's content", 2026-12-06, AMD EPYC Zen 4, AVX-512):
 // trace seed 1, 50 000 jobs, no fine-tunes, 10 000 scored, predicted at match (the main job's
-// default). fp32 RMSE over training seeds 1-3: 1.761, 1.438, 1.552 h, mean 1.584 h (static TTL
-// 14.73 h, oracle 0.83 h); seed 1 (the main job's): kill rate 2.04 % at alpha 1 %, mean safe
-// TTL 6.17 h against 15.85 h.
-constexpr double kRecordedRmseHours = 1.584;
+// default). fp32 RMSE over training seeds 1-3: 1.644, 1.499, 1.520 h, mean 1.554 h (static TTL
+// 14.73 h, oracle 0.83 h); seed 1 (the main job's): kill rate 1.59 % at alpha 1 %, mean safe
+// TTL 0.39 of the request (15.85 h).
+constexpr double kRecordedRmseHours = 1.554;
 constexpr double kAlpha = 0.01;
 
 // The cells of a markdown table row ("| a | b |" -> {"a", "b"}).
@@ -120,19 +120,19 @@ TEST(PipelineCli, TheQuickMainJobReportsWhatAWorkingModelGives) {
   const json& fp32 = variants["fp32"];
   const double rmse = fp32["rmse_hours"].get<double>();
   // Another host trains another model from the same seed: 20 % either way of the training
-  // seeds' mean holds their spread (1.761, 1.438, 1.552 h) and trace seeds 2-3 (1.330,
-  // 1.352 h), and refuses a model a third worse.
+  // seeds' mean holds their spread (1.644, 1.499, 1.520 h) and trace seeds 2-3 (1.516,
+  // 1.359 h), and refuses a model a third worse.
   EXPECT_NEAR(rmse, kRecordedRmseHours, 0.2 * kRecordedRmseHours);
   // A working calibration: the kill rate is bounded and the TTL buys something. The bound is
   // 10 alpha, what a missing or inverted calibration breaks (a TTL at the expected run time
   // kills about half the jobs), not the overshoot of the static calibration on a later
-  // window, which trace seeds 1-3 put at 2.04 %, 1.13 %, 3.45 % (the per-job safe TTL's
-  // work); the TTL was 0.39, 0.51, 0.28 of the request.
+  // window, which trace seeds 1-3 put at 1.59 %, 0.87 %, 2.63 % (the per-job safe TTL's
+  // work); the TTL was 0.39, 0.50, 0.30 of the request.
   EXPECT_LE(fp32["kill_rate"].get<double>(), 10 * kAlpha);
   EXPECT_LT(fp32["mean_safe_ttl_hours"].get<double>(), 0.6 * fp32["mean_requested_ttl_hours"].get<double>());
   // The variants compute the same model: fused is fp32 reordered; the reduced precisions and
   // int8 stay within 2 % (recorded within 0.8 % on trace seeds 1-3). Pruning to 2:4 without
-  // retraining costs what the weights lose (-4.8 %, +77 %, +43 % on trace seeds 1-3): only
+  // retraining costs what the weights lose (+1.3 %, +78 %, +44 % on trace seeds 1-3): only
   // the bound against the static TTL above holds it.
   EXPECT_NEAR(variants["fp32-fused"]["rmse_hours"].get<double>(), rmse, 1e-4 * rmse);
   for (const char* name : {"fp16", "bf16", "int8-dynamic", "int8-static"})
@@ -140,7 +140,7 @@ TEST(PipelineCli, TheQuickMainJobReportsWhatAWorkingModelGives) {
 
   // The simulation: static, the model twice (its static calibration, aci-log), the oracle;
   // every scored job done in each, the oracle never killed, the model's kills resubmitted,
-  // the online level killing fewer than the static calibration (15 against 204 recorded).
+  // the online level killing fewer than the static calibration (11 against 162 recorded).
   std::vector<std::string> policies;
   for (const auto& s : j["simulation"]) {
     std::string policy = s["policy"].get<std::string>();

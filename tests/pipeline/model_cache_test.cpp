@@ -1,6 +1,7 @@
 // The model folder's settings (pipeline/model_cache.hpp): a cached model is reused only when
 // every training option that changes the model is the same, so each such option must change
-// the settings text, and a default one must leave it as models cached before it existed had.
+// the settings text, and a default one must leave it as models cached before it existed had
+// (the piecewise bins excepted: their default changed what a model is).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -14,7 +15,8 @@ namespace {
 TEST(ModelCache, EveryModelChoiceChangesTheSettings) {
   const FitOptions plain;
   const std::string base = fit_settings_json(plain);
-  EXPECT_EQ(base.find("piecewise"), std::string::npos);
+  // The bins are on by default (kDefaultPiecewiseBins): a model cached without them differs.
+  EXPECT_NE(base.find("\"piecewise_bins\":8"), std::string::npos) << base;
   EXPECT_EQ(base.find("request_key"), std::string::npos);
   struct Case {
     const char* name;
@@ -25,7 +27,7 @@ TEST(ModelCache, EveryModelChoiceChangesTheSettings) {
       {"request_key", [](FitOptions& o) { o.request_key = true; }},
       {"system_key", [](FitOptions& o) { o.system_key = true; }},
       {"censored_rates", [](FitOptions& o) { o.censored_rates = true; }},
-      {"piecewise_bins", [](FitOptions& o) { o.encoder.piecewise_bins = 8; }},
+      {"piecewise_bins", [](FitOptions& o) { o.encoder.piecewise_bins = 0; }},
       {"censored", [](FitOptions& o) { o.censored = true; }},
       {"at", [](FitOptions& o) { o.at = PredictionTime::Match; }},
       {"quantiles", [](FitOptions& o) { o.train.quantile_levels = {0.5, 0.99}; }},
