@@ -258,7 +258,7 @@ TEST(Pipeline, QuantileHeadsGiveEachJobItsOwnSafeTtlOnEveryVariant) {
     }
     // The median head is a median within what 1 200 jobs and a short training allow, on the
     // fp32 model and its int8 QAT fine-tune: 0.77 here for fp32. The head runs high (it
-    // covers 0.66-0.69 of the scored jobs of a 50 000-job trace, with or without the bins:
+    // covers 0.64-0.69 of the scored jobs of a 50 000-job trace, with or without the bins:
     // docs/ACCURACY.md, "Piecewise-linear bins"), so the band is wider above. The 2:4
     // fine-tunes' two epochs after pruning leave it at 0.81-0.84 here: their safe TTL rests
     // on the conformal margin (checked above).
