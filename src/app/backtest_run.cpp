@@ -51,7 +51,7 @@ void add_backtest_options(CLI::App& cmd, BacktestCliOptions& o) {
   cmd.add_option("--methods", o.methods, "calibration methods to compare: static, rolling, aci, aci-capped, multi-aci, mondrian, aci-history")
       ->capture_default_str();
   cmd.add_option("--method", o.method, "the method whose per-window kill rates --windows lists")->capture_default_str();
-  add_online_tuning_options(cmd, o.online.gamma, o.online.target_scale,
+  add_online_tuning_options(cmd, o.online.gamma, o.online.target_scale, o.online.batch_guard,
                             {"aci, aci-capped, mondrian", "aci, multi-aci, mondrian", " (aci-capped: --capped-target-scale)"});
   cmd.add_flag("--log-step", o.online.log_level,
                "aci, aci-capped, aci-history, mondrian: step the level in log space, as serve --calibration aci-log does");

@@ -348,7 +348,8 @@ void add_device_option(CLI::App& cmd, std::string& device) {
       ->capture_default_str();
 }
 
-void add_online_tuning_options(CLI::App& cmd, double& gamma, double& target_scale, const OnlineTuningHelp& help) {
+void add_online_tuning_options(CLI::App& cmd, double& gamma, double& target_scale, bool& batch_guard,
+                               const OnlineTuningHelp& help) {
   cmd.add_option("--gamma", gamma, help.gamma_methods + ": learning rate of the online level")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
@@ -356,10 +357,16 @@ void add_online_tuning_options(CLI::App& cmd, double& gamma, double& target_scal
                  help.scale_methods + ": the online level aims at this fraction of alpha in kills" + help.scale_note)
       ->capture_default_str()
       ->check(CLI::Range(0.01, 1.0));
+  cmd.add_option("--batch-guard", batch_guard,
+                 "every method but static: the n-th job of a user answered since that user's last outcome is asked "
+                 "at the online level / sqrt(n), so that a burst answered on the same evidence cannot spend a "
+                 "window's kills at once (off: every job at the level)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->default_str(batch_guard ? "on" : "off");
 }
 
 void add_online_tuning_options(CLI::App& cmd, OnlineCalibrationCli& c) {
-  add_online_tuning_options(cmd, c.gamma, c.target_scale);
+  add_online_tuning_options(cmd, c.gamma, c.target_scale, c.batch_guard);
 }
 
 void add_calibration_option(CLI::App& cmd, std::string& name, const std::string& what,
@@ -378,6 +385,7 @@ OnlineCalibrationOptions online_calibration_options(const OnlineCalibrationCli& 
   o.log_level = a.log_level;
   o.gamma = c.gamma;
   o.target_scale = c.target_scale;
+  o.batch_guard = c.batch_guard;
   return o;
 }
 

@@ -139,8 +139,10 @@ struct OnlineCalibrationCli {
   std::string name = "static";
   double gamma = OnlineCalibrationOptions{}.gamma;
   double target_scale = OnlineCalibrationOptions{}.target_scale;
+  bool batch_guard = OnlineCalibrationOptions{}.batch_guard;
 };
-// Adds --gamma and --target-scale (--calibration stays the command's, with its own help):
+// Adds --gamma, --target-scale and --batch-guard on|off (OnlineCalibrationOptions::batch_guard;
+// --calibration stays the command's, with its own help):
 // one declaration and one check for every command that steps an online level. `methods`
 // names the command's methods each applies to, for the help texts.
 struct OnlineTuningHelp {
@@ -148,7 +150,8 @@ struct OnlineTuningHelp {
   std::string scale_methods = "aci, multi-aci, mondrian (and -log)";
   std::string scale_note = " (aci-capped aims at its own 0.6)";
 };
-void add_online_tuning_options(CLI::App& cmd, double& gamma, double& target_scale, const OnlineTuningHelp& help = {});
+void add_online_tuning_options(CLI::App& cmd, double& gamma, double& target_scale, bool& batch_guard,
+                               const OnlineTuningHelp& help = {});
 void add_online_tuning_options(CLI::App& cmd, OnlineCalibrationCli& c);
 // --calibration: the online calibration that answers (model/online_calibration.hpp), `what`
 // saying what it calibrates and which names the command takes; `parse` reads a name the

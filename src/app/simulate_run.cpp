@@ -44,6 +44,7 @@ sim::GridOptions grid_options(const SimulateCliOptions& o, const SimulateProgres
   g.calibration_key = o.calibration_key;
   g.gamma = o.gamma;
   g.target_scale = o.target_scale;
+  g.batch_guard = o.batch_guard;
   g.stats.rule = sim::stats_rule_from_name(o.stats_rule);
   g.stats.min_jobs = o.stats_min_jobs;
   if (o.ttl == "online") {
@@ -90,7 +91,7 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
                          "level stepped in log space)",
                          [](const std::string& name) { sim::sim_calibration_from_name(name); });
   add_calibration_key_option(cmd, o.calibration_key);
-  add_online_tuning_options(cmd, o.gamma, o.target_scale,
+  add_online_tuning_options(cmd, o.gamma, o.target_scale, o.batch_guard,
                             {"aci, aci-cpu, mondrian (and -log; the service's default)", "aci, aci-cpu, multi-aci, mondrian",
                              " (aci-cpu: in CPU time)"});
   cmd.add_option("--host-speed", o.host_speed,
@@ -189,6 +190,7 @@ nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Pre
       if (o.calibration != "static") {
         j["gamma"] = o.gamma;
         j["target_scale"] = o.target_scale;
+        j["batch_guard"] = o.batch_guard;
       }
       const double level = sim::final_calibration_level(run);
       if (!std::isnan(level)) j["calibration_final_level"] = level;

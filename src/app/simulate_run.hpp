@@ -34,6 +34,7 @@ struct SimulateCliOptions {
   double load = sim::GridOptions{}.load, pilot_gap = sim::GridOptions{}.pilot_gap_s;
   double proxy_lifetime = sim::GridOptions{}.proxy_lifetime_s, default_ttl = sim::GridOptions{}.default_ttl_s;
   double gamma = OnlineCalibrationOptions{}.gamma, target_scale = OnlineCalibrationOptions{}.target_scale;
+  bool batch_guard = OnlineCalibrationOptions{}.batch_guard;
   // --ttl jalien-stats: the estimate's rule and the finished jobs a key needs (sim/jalien_stats.hpp).
   std::string stats_rule = sim::stats_rule_name(sim::JalienStatsOptions{}.rule);
   std::size_t stats_min_jobs = sim::JalienStatsOptions{}.min_jobs;

@@ -144,17 +144,26 @@ double OnlineCalibrator::level(std::uint32_t key) const {
 OnlineDecision OnlineCalibrator::decide(const OnlineJob& job) const {
   OnlineDecision d;
   d.job = job;
-  d.level = level(job.key);
+  const double scale = batch_scale(job.batch);
+  d.level = level(job.key) * scale;
   d.ttl_s = raw_ttl(job, d.level);
-  for (std::size_t k = 0; k < expert_level_.size(); ++k) d.expert_ttl_s[k] = raw_ttl(job, expert_level_[k]);
+  for (std::size_t k = 0; k < expert_level_.size(); ++k) d.expert_ttl_s[k] = raw_ttl(job, expert_level_[k] * scale);
   return d;
 }
+
+double OnlineCalibrator::batch_scale(std::uint32_t batch) const {
+  if (!options_.batch_guard || options_.method == OnlineMethod::Static) return 1.0;
+  return 1.0 / std::sqrt(static_cast<double>(unresolved_.count(batch)) + 1.0);
+}
+
+void OnlineCalibrator::answered(const OnlineDecision& decision) { unresolved_.answered(decision.job.batch); }
 
 void OnlineCalibrator::observe(const OnlineDecision& d, double wall_s, double weight) {
   if (!(weight >= 0) || !std::isfinite(weight))
     throw Error("online calibration: an outcome's weight must be finite and >= 0, got " + std::to_string(weight));
   const double req = d.job.requested_s;
   const int err = killed_by(wall_s, d.ttl_s, req);
+  unresolved_.resolved(d.job.batch);
   ++outcomes_;
   kills_ += static_cast<std::uint64_t>(err);
   const double target = this->target();

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <queue>
 #include <tuple>
+#include <unordered_map>
 
 #include "util/error.hpp"
 
@@ -17,6 +18,20 @@ std::vector<std::uint32_t> key_codes(const JobTable& jobs, std::span<const std::
   if (!jobs.has_values(*f)) return out;
   const auto codes = jobs.codes(*f);
   for (std::size_t i = 0; i < rows.size(); ++i) out[i] = codes[rows[i]];
+  return out;
+}
+
+std::vector<std::uint32_t> batch_keys(const JobTable& jobs, std::span<const std::size_t> rows) {
+  std::vector<std::uint32_t> out(rows.size(), 0);
+  if (!jobs.has_values(Field::User)) return out;
+  const auto codes = jobs.codes(Field::User);
+  std::unordered_map<std::uint32_t, std::uint32_t> by_code;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::uint32_t code = codes[rows[i]];
+    auto [it, fresh] = by_code.try_emplace(code, 0);
+    if (fresh) it->second = TtlPolicy::text_key(jobs.text(Field::User, rows[i]));
+    out[i] = it->second;
+  }
   return out;
 }
 
@@ -35,6 +50,7 @@ std::vector<double> score_online(const JobTable& jobs, std::span<const std::size
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
   std::vector<OnlineDecision> decisions(rows.size());
   std::vector<double> ttl(rows.size());
+  const auto batch = batch_keys(jobs, rows);
   double last_submit = -INFINITY;
   std::size_t next_swap = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -52,7 +68,9 @@ std::vector<double> score_online(const JobTable& jobs, std::span<const std::size
     OnlineJob job = TtlPolicy::job_of(preds[i], has_req ? req[r] : 0.0, keys[i],
                                       history_q99.empty() ? kMissingNumber : history_q99[i]);
     job.group = groups[i];
+    job.batch = batch[i];
     decisions[i] = policy.decide(job);
+    policy.answered(decisions[i]);
     ttl[i] = decisions[i].ttl_s;
     const double w = std::isnan(wait[r]) || wait[r] < 0 ? 0.0 : wait[r];
     const double ran = killed_by(wall[r], ttl[i], job.requested_s) ? ttl[i] : wall[r];

@@ -20,6 +20,9 @@ namespace ttlpred {
 // The category codes of `column` for `rows` of `jobs` (the mondrian keys); all 0 when
 // `column` is "" or the table has no values there. Throws Error for an unknown field name.
 std::vector<std::uint32_t> key_codes(const JobTable& jobs, std::span<const std::size_t> rows, const std::string& column);
+// The batch guard's key of `rows` (OnlineJob::batch): TtlPolicy::text_key of each job's user,
+// the key the service and the simulator use too; all 0 when the table has no users.
+std::vector<std::uint32_t> batch_keys(const JobTable& jobs, std::span<const std::size_t> rows);
 
 // A model swap in the middle of a run, as a service's reload does: from rows[first] on, the
 // policy answers through `calibration` (TtlPolicy::rebase: what it learned is kept), and the

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "features/key_hash.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred {
@@ -21,7 +22,15 @@ TtlPolicy::TtlPolicy(SafeTtlCalibration calibration, const PredictorOptions& bou
 TtlPolicy::TtlPolicy(const Predictor& predictor, const OnlineCalibrationOptions& method)
     : TtlPolicy(predictor.model().safe_ttl, predictor.options(), method) {}
 
-OnlineJob TtlPolicy::job_of(const Prediction& p, double requested_s, std::uint32_t key, double history_q99_s) {
+std::uint32_t TtlPolicy::text_key(std::string_view text) {
+  if (text.empty()) return 0;
+  const std::uint64_t h = keyhash::of_string(text);
+  const auto folded = static_cast<std::uint32_t>(h ^ (h >> 32));
+  return folded == 0 ? 1 : folded;
+}
+
+OnlineJob TtlPolicy::job_of(const Prediction& p, double requested_s, std::uint32_t key, double history_q99_s,
+                            std::uint32_t batch) {
   OnlineJob job;
   job.pred_s = p.expected_wall_s;
   job.upper_s = p.upper_s;
@@ -30,6 +39,7 @@ OnlineJob TtlPolicy::job_of(const Prediction& p, double requested_s, std::uint32
   job.group = p.group;
   job.key = key;
   job.history_q99_s = history_q99_s;
+  job.batch = batch;
   return job;
 }
 
@@ -52,8 +62,8 @@ OnlineDecision TtlPolicy::decide(const OnlineJob& job, bool* capped) const {
   return d;
 }
 
-OnlineDecision TtlPolicy::decide(Prediction& p, double requested_s, std::uint32_t key) const {
-  const OnlineJob job = job_of(p, requested_s, key);
+OnlineDecision TtlPolicy::decide(Prediction& p, double requested_s, std::uint32_t key, std::uint32_t batch) const {
+  const OnlineJob job = job_of(p, requested_s, key, std::numeric_limits<double>::quiet_NaN(), batch);
   if (!learns()) {
     OnlineDecision d;
     d.job = job;
@@ -79,6 +89,10 @@ double TtlPolicy::static_ttl(const OnlineJob& job, double level) const {
 double TtlPolicy::ttl_at_level(const OnlineJob& job, double level) const {
   bool ignored = false;
   return bound_seconds(static_ttl(job, level), job.requested_s, bounds_, ignored);
+}
+
+void TtlPolicy::answered(const OnlineDecision& decision) {
+  if (learns()) calibrator_->answered(decision);
 }
 
 void TtlPolicy::observe(const OnlineDecision& decision, double wall_s, double weight) {

@@ -25,6 +25,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "model/online_calibration.hpp"
 #include "predict/predictor.hpp"
@@ -41,9 +42,15 @@ class TtlPolicy {
   TtlPolicy(const Predictor& predictor, const OnlineCalibrationOptions& method);
 
   // The job as the policy sees it: the one conversion of a prediction, its request (<= 0 or
-  // NaN: none), its mondrian key and its user's q99 (aci-history; NaN: none).
+  // NaN: none), its mondrian key, its user's q99 (aci-history; NaN: none) and its batch key
+  // (the batch guard's: text_key of its user; 0: none).
   static OnlineJob job_of(const Prediction& p, double requested_s, std::uint32_t key = 0,
-                          double history_q99_s = std::numeric_limits<double>::quiet_NaN());
+                          double history_q99_s = std::numeric_limits<double>::quiet_NaN(), std::uint32_t batch = 0);
+  // The key of a category's text (a user, a queue) as every caller computes it: the history
+  // keys' string hash folded to 32 bits, never 0 (0: unknown, for the empty text), so that one
+  // user is one key whatever order users are first seen in, in a table, the service or the
+  // simulator.
+  static std::uint32_t text_key(std::string_view text);
 
   // The TTL of `job`, bounded; `capped` (optional) is set when the cap cut it. Keep the
   // decision until the job's outcome is known: observe() needs it.
@@ -51,7 +58,10 @@ class TtlPolicy {
   // The same for a prediction of the Predictor this policy was built for. Static answers with
   // the prediction's own safe TTL (Predictor::finish computed it, by the same expression), so
   // the serving path does not compute it twice; `p.capped` is updated to the answer's.
-  OnlineDecision decide(Prediction& p, double requested_s, std::uint32_t key = 0) const;
+  OnlineDecision decide(Prediction& p, double requested_s, std::uint32_t key = 0, std::uint32_t batch = 0) const;
+  // The job a decision answers was handed out (OnlineCalibrator::answered: the batch guard
+  // counts it until its user's next outcome). Once per job; nothing for a static policy.
+  void answered(const OnlineDecision& decision);
   // The calibration's TTL for `job` at a fixed `level`, bounded: what the per-job reports
   // show at levels other than the promise.
   double ttl_at_level(const OnlineJob& job, double level) const;

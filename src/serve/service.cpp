@@ -34,14 +34,6 @@ void keep_served(Scratch& s, std::size_t i) {
   if (const auto key = job_key(s.records[i])) s.entries.push_back({*key, s.served[i]});
 }
 
-// The mondrian key of a job: the history keys' string hash of its key field's text, folded to
-// 32 bits (0: unknown), so that one user is one key whatever order users are first seen in.
-std::uint32_t text_key(std::string_view text) {
-  if (text.empty()) return 0;
-  const std::uint64_t h = keyhash::of_string(text);
-  const auto folded = static_cast<std::uint32_t>(h ^ (h >> 32));
-  return folded == 0 ? 1 : folded;
-}
 
 void append_prediction(std::string& out, const Prediction& p) {
   out += "{\"expected_wall_s\":";
@@ -155,8 +147,16 @@ void Service::calibrate(const LoadedModel& model, std::span<const JobRecord> job
     s.model_version = version;
     s.method = method;
     s.decision = policy_->decide(preds[i], jobs[i][Field::RequestedTtl],
-                                 calibration_key_ ? text_key(jobs[i].text(*calibration_key_)) : 0);
+                                 calibration_key_ ? TtlPolicy::text_key(jobs[i].text(*calibration_key_)) : 0,
+                                 TtlPolicy::text_key(jobs[i].text(Field::User)));
   }
+}
+
+void Service::count_answers(std::span<const RecentPredictions::Entry> entries) {
+  std::shared_lock lock(history_mutex_);  // a reload may swap the policy's calibration
+  if (!policy_ || !policy_->learns()) return;
+  for (const auto& e : entries)
+    if (e.served.method == policy_->method() && !recent_.find(e.key)) policy_->answered(e.served.decision);
 }
 
 Reply Service::predict(std::string_view body) {
@@ -181,6 +181,7 @@ Reply Service::predict(std::string_view body) {
     // Kept before the answer goes out, so that the job's outcome, however soon, finds it.
     s.entries.clear();
     for (std::size_t i = 0; i < n; ++i) keep_served(s, i);
+    count_answers(s.entries);
     recent_.record(s.entries);
     metrics_.add_predictions(n);
     std::string out;
@@ -291,6 +292,7 @@ Reply Service::match(std::string_view body) {
     out += "],\"considered\":";
     out += std::to_string(n);
     out += '}';
+    count_answers(s.entries);
     recent_.record(s.entries);
     if (at_match && first < n && !reader().job_id_json(first).empty())
       record_match_start(s.records[first], reader().job_id_json(first), match_time);

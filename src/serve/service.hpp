@@ -179,6 +179,10 @@ class Service {
   // history_mutex_ (shared), so that the policy answers through `model`'s table.
   void calibrate(const LoadedModel& model, std::span<const JobRecord> jobs, std::span<Prediction> preds,
                  std::span<ServedPrediction> served) const;
+  // The batch guard counts each job once (OnlineCalibrator::answered): the served entries whose
+  // job_id has no earlier answer kept (a job asked again is not a new job of its user). Takes
+  // history_mutex_ (shared); call before the entries are recorded.
+  void count_answers(std::span<const RecentPredictions::Entry> entries);
   // What a matched (or unmatched) outcome teaches: the policy (caller holds
   // history_mutex_ exclusively) ...
   void learn_calibration(const ServedPrediction& served, double wall_s);

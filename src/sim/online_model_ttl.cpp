@@ -10,12 +10,13 @@ namespace ttlpred::sim {
 
 OnlineModelTtl::OnlineModelTtl(std::unique_ptr<OnlineModel> model, SimCalibration calibration,
                                OnlineCalibrationOptions options, std::vector<double> static_ttl,
-                               std::vector<double> requested, std::vector<int> cores, std::vector<std::uint32_t> keys)
+                               std::vector<double> requested, std::vector<int> cores, std::vector<std::uint32_t> keys,
+                               std::vector<std::uint32_t> batches)
     : model_(std::move(model)), calibration_(std::move(calibration)), options_(options), static_ttl_(std::move(static_ttl)),
-      requested_(std::move(requested)), cores_(std::move(cores)), keys_(std::move(keys)) {
+      requested_(std::move(requested)), cores_(std::move(cores)), keys_(std::move(keys)), batches_(std::move(batches)) {
   const std::size_t n = static_ttl_.size();
-  if (!model_ || requested_.size() != n || cores_.size() != n || keys_.size() != n)
-    throw Error("simulate: the online TTLs need a model and one static TTL, request, core count and key per job");
+  if (!model_ || requested_.size() != n || cores_.size() != n || keys_.size() != n || batches_.size() != n)
+    throw Error("simulate: the online TTLs need a model and one static TTL, request, core count, key and batch key per job");
   options_.method = calibration_.method;
   options_.log_level = calibration_.log_level;
   pending_.resize(n);
@@ -35,9 +36,10 @@ void OnlineModelTtl::decide(std::size_t job, double t, std::span<double> ttl) {
   }
   calibrated_model_ = model_->stats().retrains;
   Prediction answer = *p;
-  const OnlineDecision d = policy_->decide(answer, requested_[job], keys_[job]);
+  const OnlineDecision d = policy_->decide(answer, requested_[job], keys_[job], batches_[job]);
   ttl[0] = d.ttl_s;
   if (!policy_->learns()) return;
+  policy_->answered(d);
   pending_[job] = d;
   if (calibration_.cpu_weighted) weights_.answered(cores_[job] * p->expected_wall_s);
 }

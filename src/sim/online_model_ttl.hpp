@@ -24,11 +24,11 @@ namespace ttlpred::sim {
 
 class OnlineModelTtl final : public TtlSource {
  public:
-  // static_ttl[job], requested[job] (<= 0: none), cores[job] and keys[job] (the mondrian
-  // key codes) of the simulated jobs; `model` answers them. Error on sizes that differ.
+  // static_ttl[job], requested[job] (<= 0: none), cores[job], keys[job] (the mondrian key
+  // codes) and batches[job] (the batch guard's keys, OnlineJob::batch) of the simulated jobs; `model` answers them. Error on sizes that differ.
   OnlineModelTtl(std::unique_ptr<OnlineModel> model, SimCalibration calibration, OnlineCalibrationOptions options,
                  std::vector<double> static_ttl, std::vector<double> requested, std::vector<int> cores,
-                 std::vector<std::uint32_t> keys);
+                 std::vector<std::uint32_t> keys, std::vector<std::uint32_t> batches);
 
   std::size_t classes() const override { return 1; }
   void decide(std::size_t job, double t, std::span<double> ttl) override;
@@ -46,7 +46,7 @@ class OnlineModelTtl final : public TtlSource {
   OnlineCalibrationOptions options_;
   std::vector<double> static_ttl_, requested_;
   std::vector<int> cores_;
-  std::vector<std::uint32_t> keys_;
+  std::vector<std::uint32_t> keys_, batches_;  // mondrian and batch-guard keys
   std::optional<TtlPolicy> policy_;
   std::size_t calibrated_model_ = 0;  // the retrain count policy_ answers through
   CpuTimeWeights weights_;

@@ -72,6 +72,7 @@ void OnlineTtl::decide(std::size_t job, double, std::span<double> ttl) {
     d[h] = policy_.decide(jobs_[job * classes_ + h]);
     ttl[h] = d[h].ttl_s;
   }
+  policy_.answered(d[0]);  // one job, whatever number of host classes it was answered for
   // The expected cost on the first class (the most common host; the recorded one without classes).
   if (cpu_weighted_) weights_.answered(cores_[job] * jobs_[job * classes_].pred_s);
 }

@@ -51,17 +51,19 @@ std::unique_ptr<TtlSource> model_ttl_source(const SimTrace& t, GridTtl policy, c
   oo.gamma = o.gamma;
   oo.target_scale = o.target_scale;
   oo.log_level = cal.log_level;
+  oo.batch_guard = o.batch_guard;
   TtlPolicy ttl_policy(predictor, oo);
   const JobTable& jobs = t.split.jobs;
   std::vector<std::size_t> rows(n);
   std::iota(rows.begin(), rows.end(), t.first_row);
   const auto keys = key_codes(jobs, rows, o.calibration_key);
+  const auto batch = batch_keys(jobs, rows);
   const auto req = jobs.num(Field::RequestedTtl), cores = jobs.num(Field::CpuCores);
   std::vector<OnlineJob> online(n * k);
   std::vector<int> job_cores(n);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t h = 0; h < k; ++h) {
-      online[i * k + h] = TtlPolicy::job_of(at(i, h), req[rows[i]], keys[i]);
+      online[i * k + h] = TtlPolicy::job_of(at(i, h), req[rows[i]], keys[i], kMissingNumber, batch[i]);
     }
   // The cores grid_jobs gives each job.
   for (std::size_t i = 0; i < n; ++i) job_cores[i] = static_cast<int>(std::max(1.0, std::isnan(cores[rows[i]]) ? 1.0 : cores[rows[i]]));
@@ -119,9 +121,11 @@ std::unique_ptr<TtlSource> online_model_source(const SimTrace& t, const GridOpti
   OnlineCalibrationOptions oo;
   oo.gamma = o.gamma;
   oo.target_scale = o.target_scale;
+  oo.batch_guard = o.batch_guard;
   return std::make_unique<OnlineModelTtl>(std::make_unique<OnlineModel>(jobs, t.first_row, o.online, o.online_progress),
                                           sim_calibration_from_name(o.calibration), oo, std::move(static_ttl),
-                                          std::move(requested), std::move(cores), key_codes(jobs, rows, o.calibration_key));
+                                          std::move(requested), std::move(cores), key_codes(jobs, rows, o.calibration_key),
+                                          batch_keys(jobs, rows));
 }
 
 std::unique_ptr<TtlSource> ttl_source(const SimTrace& t, GridTtl policy, const GridOptions& o,

@@ -37,6 +37,7 @@ struct GridOptions {
   // Learning rate and target share of alpha of the ACI levels (the service's defaults).
   double gamma = ttlpred::OnlineCalibrationOptions{}.gamma;
   double target_scale = ttlpred::OnlineCalibrationOptions{}.target_scale;
+  bool batch_guard = ttlpred::OnlineCalibrationOptions{}.batch_guard;  // model/online_calibration.hpp
   // --ttl jalien-stats: JAliEn's history-based TTL (sim/jalien_stats.hpp).
   JalienStatsOptions stats;
   // --ttl online: the learning loop (sim/online_model.hpp) and where it reports its retrains.

@@ -207,6 +207,77 @@ TEST(OnlineCalibration, AciCappedAimsAtAlphaAndSaturatesAtTheCap) {
   EXPECT_NEAR(OnlineCalibrator(hundred_residuals(), 0.1, defaults).level(), 0.06, 1e-12);
 }
 
+// The batch guard: the n-th job of a user answered since that user's last outcome is asked at
+// level / sqrt(n); another user's jobs and the level's own steps are untouched; an outcome of
+// the user starts the count again; static and a guard switched off never divide.
+TEST(OnlineCalibration, BatchGuardDividesTheLevelOfAUsersUnresolvedJobs) {
+  OnlineCalibrator c(hundred_residuals(), 0.1, plain(OnlineMethod::Aci));
+  OnlineJob a = job();
+  a.batch = 7;
+  OnlineJob b = job();
+  b.batch = 9;
+  // Level 0.1 / sqrt(n): n = 1, 2, 4 -> 0.1, 0.0707, 0.05; TTL ranks ceil(101 (1 - level)).
+  const auto first = c.decide(a);
+  EXPECT_NEAR(first.level, 0.1, 1e-12);
+  EXPECT_NEAR(first.ttl_s, 100 * std::exp(0.90), 1e-3);
+  c.answered(first);
+  const auto second = c.decide(a);
+  EXPECT_NEAR(second.level, 0.1 / std::sqrt(2.0), 1e-12);
+  EXPECT_NEAR(second.ttl_s, 100 * std::exp(0.93), 1e-3);  // rank ceil(101 x 0.9293) = 94
+  c.answered(second);
+  c.answered(c.decide(a));
+  const auto fourth = c.decide(a);
+  EXPECT_NEAR(fourth.level, 0.05, 1e-12);
+  EXPECT_NEAR(fourth.ttl_s, 100 * std::exp(0.95), 1e-3);  // rank ceil(101 x 0.95) = 96
+  // Asking again without handing the answer out counts nothing.
+  EXPECT_NEAR(c.decide(a).level, 0.05, 1e-12);
+  // Another user, and a job without a batch key, are answered at the level itself.
+  EXPECT_NEAR(c.decide(b).level, 0.1, 1e-12);
+  EXPECT_NEAR(c.decide(job()).level, 0.1, 1e-12);
+  c.answered(c.decide(job()));
+  EXPECT_NEAR(c.decide(job()).level, 0.1, 1e-12);
+  EXPECT_NEAR(c.batch_scale(7), 0.5, 1e-12);
+  // An outcome of the user (any of its jobs) steps the level as ever, from the decision's TTL,
+  // and starts the count again: 0.1 + 0.01 (0.1 - 0) = 0.101.
+  c.observe(first, kFinishedWall);
+  EXPECT_NEAR(c.level(), 0.101, 1e-12);
+  EXPECT_NEAR(c.decide(a).level, 0.101, 1e-12);
+  EXPECT_NEAR(c.batch_scale(7), 1.0, 1e-12);
+  // Multi-aci's experts are divided alike.
+  OnlineCalibrator m(hundred_residuals(), 0.1, plain(OnlineMethod::MultiAci));
+  m.answered(m.decide(a));
+  m.answered(m.decide(a));
+  m.answered(m.decide(a));
+  EXPECT_NEAR(m.decide(a).expert_ttl_s[0], 100 * std::exp(0.95), 1e-3);
+
+  auto off = plain(OnlineMethod::Aci);
+  off.batch_guard = false;
+  OnlineCalibrator unguarded(hundred_residuals(), 0.1, off);
+  for (int i = 0; i < 5; ++i) unguarded.answered(unguarded.decide(a));
+  EXPECT_NEAR(unguarded.decide(a).level, 0.1, 1e-12);
+  OnlineCalibrator fixed(hundred_residuals(), 0.1, plain(OnlineMethod::Static));
+  for (int i = 0; i < 5; ++i) fixed.answered(fixed.decide(a));
+  EXPECT_NEAR(fixed.decide(a).level, 0.1, 1e-12);
+  EXPECT_TRUE(OnlineCalibrationOptions{}.batch_guard);
+}
+
+// The counts are transient: not in the snapshot, so a restored calibrator starts counting
+// again, and a copy carries them (a service's restore copies, then swaps).
+TEST(OnlineCalibration, BatchGuardCountsAreNotLearnedState) {
+  OnlineCalibrator c(hundred_residuals(), 0.1, plain(OnlineMethod::AciCapped));
+  OnlineJob a = job();
+  a.batch = 7;
+  for (int i = 0; i < 3; ++i) c.answered(c.decide(a));
+  const OnlineCalibrator copy = c;
+  EXPECT_NEAR(copy.batch_scale(7), 0.5, 1e-12);
+  BinaryWriter w;
+  c.write_state(w);
+  OnlineCalibrator restored(hundred_residuals(), 0.1, plain(OnlineMethod::AciCapped));
+  BinaryReader r(w.bytes().data(), w.bytes().size(), "state");
+  restored.read_state(r);
+  EXPECT_NEAR(restored.batch_scale(7), 1.0, 1e-12);
+}
+
 // eval, serve and simulate read --calibration through one parse: a "-log" suffix steps aci's or
 // mondrian's level in log space; a -log on any other method is refused by name.
 TEST(OnlineCalibration, AnsweringNamesWithALogStep) {
