@@ -360,7 +360,7 @@ void add_online_tuning_options(CLI::App& cmd, double& gamma, double& target_scal
   cmd.add_option("--batch-guard", batch_guard,
                  "every method but static: the n-th job of a user answered since that user's last outcome is asked "
                  "at the online level / sqrt(n), so that a burst answered on the same evidence cannot spend a "
-                 "window's kills at once (off: every job at the level)")
+                 "window's kills at once (off: every job at the level; docs/ACCURACY.md has when it pays)")
       ->check(CLI::IsMember({"on", "off"}))
       ->default_str(batch_guard ? "on" : "off");
 }

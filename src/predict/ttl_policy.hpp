@@ -13,7 +13,8 @@
 //    bounding of answers, which also says when the cap cut one);
 //  - how it follows outcomes (model/online_calibration.hpp): `static` asks the calibration at
 //    alpha for ever, the Predictor's own answer; the others move the level it is asked at as
-//    outcomes arrive (aci-capped, aci-log ...).
+//    outcomes arrive (aci-capped, aci-log ...), and divide it for a user's jobs answered
+//    since that user's last outcome (the opt-in batch guard: answered() counts a job handed out).
 // The answer for a job, with a = alpha (static) or the level learnt so far:
 //   bound_seconds(calibration.safe_ttl(expected, upper, group, a, request, cold))
 // which is never below the job's expected wall time unless its request (or the cap) cuts

@@ -210,8 +210,14 @@ TEST(OnlineCalibration, AciCappedAimsAtAlphaAndSaturatesAtTheCap) {
 // The batch guard: the n-th job of a user answered since that user's last outcome is asked at
 // level / sqrt(n); another user's jobs and the level's own steps are untouched; an outcome of
 // the user starts the count again; static and a guard switched off never divide.
+OnlineCalibrationOptions guarded(OnlineMethod m) {
+  auto o = plain(m);
+  o.batch_guard = true;
+  return o;
+}
+
 TEST(OnlineCalibration, BatchGuardDividesTheLevelOfAUsersUnresolvedJobs) {
-  OnlineCalibrator c(hundred_residuals(), 0.1, plain(OnlineMethod::Aci));
+  OnlineCalibrator c(hundred_residuals(), 0.1, guarded(OnlineMethod::Aci));
   OnlineJob a = job();
   a.batch = 7;
   OnlineJob b = job();
@@ -244,27 +250,25 @@ TEST(OnlineCalibration, BatchGuardDividesTheLevelOfAUsersUnresolvedJobs) {
   EXPECT_NEAR(c.decide(a).level, 0.101, 1e-12);
   EXPECT_NEAR(c.batch_scale(7), 1.0, 1e-12);
   // Multi-aci's experts are divided alike.
-  OnlineCalibrator m(hundred_residuals(), 0.1, plain(OnlineMethod::MultiAci));
+  OnlineCalibrator m(hundred_residuals(), 0.1, guarded(OnlineMethod::MultiAci));
   m.answered(m.decide(a));
   m.answered(m.decide(a));
   m.answered(m.decide(a));
   EXPECT_NEAR(m.decide(a).expert_ttl_s[0], 100 * std::exp(0.95), 1e-3);
 
-  auto off = plain(OnlineMethod::Aci);
-  off.batch_guard = false;
-  OnlineCalibrator unguarded(hundred_residuals(), 0.1, off);
+  OnlineCalibrator unguarded(hundred_residuals(), 0.1, plain(OnlineMethod::Aci));
   for (int i = 0; i < 5; ++i) unguarded.answered(unguarded.decide(a));
   EXPECT_NEAR(unguarded.decide(a).level, 0.1, 1e-12);
-  OnlineCalibrator fixed(hundred_residuals(), 0.1, plain(OnlineMethod::Static));
+  OnlineCalibrator fixed(hundred_residuals(), 0.1, guarded(OnlineMethod::Static));
   for (int i = 0; i < 5; ++i) fixed.answered(fixed.decide(a));
   EXPECT_NEAR(fixed.decide(a).level, 0.1, 1e-12);
-  EXPECT_TRUE(OnlineCalibrationOptions{}.batch_guard);
+  EXPECT_FALSE(OnlineCalibrationOptions{}.batch_guard);  // opt-in
 }
 
 // The counts are transient: not in the snapshot, so a restored calibrator starts counting
 // again, and a copy carries them (a service's restore copies, then swaps).
 TEST(OnlineCalibration, BatchGuardCountsAreNotLearnedState) {
-  OnlineCalibrator c(hundred_residuals(), 0.1, plain(OnlineMethod::AciCapped));
+  OnlineCalibrator c(hundred_residuals(), 0.1, guarded(OnlineMethod::AciCapped));
   OnlineJob a = job();
   a.batch = 7;
   for (int i = 0; i < 3; ++i) c.answered(c.decide(a));
@@ -272,7 +276,7 @@ TEST(OnlineCalibration, BatchGuardCountsAreNotLearnedState) {
   EXPECT_NEAR(copy.batch_scale(7), 0.5, 1e-12);
   BinaryWriter w;
   c.write_state(w);
-  OnlineCalibrator restored(hundred_residuals(), 0.1, plain(OnlineMethod::AciCapped));
+  OnlineCalibrator restored(hundred_residuals(), 0.1, guarded(OnlineMethod::AciCapped));
   BinaryReader r(w.bytes().data(), w.bytes().size(), "state");
   restored.read_state(r);
   EXPECT_NEAR(restored.batch_scale(7), 1.0, 1e-12);

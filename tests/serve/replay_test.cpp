@@ -85,7 +85,7 @@ std::string job_id_text(double id) {
 // Trains a small model on `trace` through the CLI, then checks the three answers job by job
 // (with `calibration` other than static: eval's and the service's, up to the first kill, which
 // `require_kill` asks to come; `batch_guard` on both sides).
-void expect_one_answer(const std::string& trace, const std::string& calibration = "static", bool batch_guard = true,
+void expect_one_answer(const std::string& trace, const std::string& calibration = "static", bool batch_guard = false,
                        bool require_kill = true) {
   const bool online = calibration != "static";
   const std::string dir = test::temp_dir();
@@ -216,7 +216,7 @@ TEST(OneAnswer, EvalAndTheServiceAgreeUnderTheAciCalibrationUntilTheFirstKill) {
   expect_one_answer(trace, "aci", false);
 }
 
-// With it (the default), the service counts a user's unresolved jobs as eval's scoring does.
+// With it (opt-in), the service counts a user's unresolved jobs as eval's scoring does.
 TEST(OneAnswer, EvalAndTheServiceAgreeUnderTheAciCalibrationWithTheBatchGuard) {
   const std::string trace = generated_trace();
   if (trace.empty()) GTEST_SKIP() << "build the ttlpred target to run this test";

@@ -45,6 +45,7 @@ TEST(TtlPolicyCallers, ServeEvalAndSimulateGiveEveryJobTheSameTtl) {
     o.calibration.log_level = m.log_level;
     o.calibration.gamma = 0.05;  // large, so that every outcome moves the level
     o.calibration_key = "user";
+    o.calibration.batch_guard = true;  // and the batch guard, counted alike by every caller
     o.clock = [] { return 1.8e9; };
     const std::string name = answering_calibration_name(m.method, m.log_level);
     SCOPED_TRACE(name);
