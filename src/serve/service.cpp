@@ -153,6 +153,7 @@ void Service::calibrate(const LoadedModel& model, std::span<const JobRecord> job
 }
 
 void Service::count_answers(std::span<const RecentPredictions::Entry> entries) {
+  if (!options_.calibration.batch_guard || entries.empty()) return;  // nothing to count: no lock
   std::shared_lock lock(history_mutex_);  // a reload may swap the policy's calibration
   if (!policy_ || !policy_->learns()) return;
   for (const auto& e : entries)

@@ -25,7 +25,8 @@ namespace ttlpred::sim {
 class OnlineModelTtl final : public TtlSource {
  public:
   // static_ttl[job], requested[job] (<= 0: none), cores[job], keys[job] (the mondrian key
-  // codes) and batches[job] (the batch guard's keys, OnlineJob::batch) of the simulated jobs; `model` answers them. Error on sizes that differ.
+  // codes) and batches[job] (the batch guard's keys, OnlineJob::batch) of the simulated jobs;
+  // `model` answers them. Error on sizes that differ.
   OnlineModelTtl(std::unique_ptr<OnlineModel> model, SimCalibration calibration, OnlineCalibrationOptions options,
                  std::vector<double> static_ttl, std::vector<double> requested, std::vector<int> cores,
                  std::vector<std::uint32_t> keys, std::vector<std::uint32_t> batches);
