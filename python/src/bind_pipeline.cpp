@@ -5,8 +5,9 @@
 //    declaration (app/train_run.hpp). An unknown key is refused by name rather than ignored:
 //    a misspelt option must not silently train with a default. train_option_defaults(): each
 //    option's default as that declaration prints it (TTLRegressor's parameters).
-//  - evaluate(predictor, table, split): `ttlpred eval --json`, the same JSON object, plus the
-//    scored jobs' predictions and outcomes as arrays (what `--per-job` writes).
+//  - evaluate(predictor, table, split, ..., calibration): `ttlpred eval --json --calibration`
+//    (the default calibration unless named), the same JSON object, plus the scored jobs'
+//    predictions and outcomes as arrays (what `--per-job` writes).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -20,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bindings.hpp"
+#include "app/command_options.hpp"
 #include "app/eval_report.hpp"
 #include "app/train_run.hpp"
 #include "cli_options.hpp"
@@ -130,7 +132,11 @@ py::array_t<double> column_of(const JobTable& t, Field f, std::size_t first) {
 }
 
 py::tuple evaluate_table(const PyPredictor& predictor, const Table& table, double split_fraction, bool allow_overlap,
-                         bool allow_schema_mismatch) {
+                         bool allow_schema_mismatch, const std::string& calibration) {
+  app::OnlineCalibrationCli method;
+  method.name = calibration;
+  EvaluationCalibration scored_by;
+  scored_by.online = app::online_calibration_options(method);  // Error naming the accepted names
   const Predictor& p = *predictor.predictor;
   const std::string& path = predictor.path;
   const ModelCheck schema = check_schema(p.model(), p.encoder(), *table.jobs, table.format, "model " + path);
@@ -149,9 +155,10 @@ py::tuple evaluate_table(const PyPredictor& predictor, const Table& table, doubl
   if (!overlap.refusal.empty() && !allow_overlap) throw Error(overlap.refusal + " (allow_overlap=True scores anyway)");
   {
     py::gil_scoped_release release;
-    e = evaluate(p, *split);
+    e = evaluate(p, *split, nullptr, scored_by);
   }
   nlohmann::json j = app::evaluation_json(e);
+  j["calibration"] = calibration;
   j["training_rows_scored"] = overlap.overlap_rows;
   j["variant"] = std::string(engine::variant_name(p.backend().variant()));
   j["isa"] = std::string(p.backend().target());
@@ -180,6 +187,7 @@ void bind_pipeline(py::module_& m) {
         "`ttlpred train`: trains on the first `split` of the eligible jobs in submit order and writes the model file");
   m.def("evaluate", &evaluate_table, py::arg("predictor"), py::arg("table"), py::arg("split") = kDefaultSplit,
         py::arg("allow_overlap") = false, py::arg("allow_schema_mismatch") = false,
+        py::arg("calibration") = std::string(kDefaultCalibration),
         "`ttlpred eval --json`: (JSON text, per-job arrays of the scored jobs)");
 }
 

@@ -175,15 +175,18 @@ def train(data: Any, out: str, split: float = _core.DEFAULT_SPLIT, columns: Opti
 
 def evaluate(model: Any, data: Any, split: float = _core.DEFAULT_SPLIT, columns: Optional[Mapping[str, str]] = None,
              allow_overlap: bool = False, allow_schema_mismatch: bool = False,
-             as_frame: bool = True) -> Dict[str, Any]:
+             as_frame: bool = True, calibration: Optional[str] = None) -> Dict[str, Any]:
     """``ttlpred eval --json``: scores ``model`` (a Predictor or a model path) on the jobs after
-    the chronological split. Returns the same keys as the CLI's JSON (``kill_rate``,
-    ``rmse_hours``, ``groups`` ...) plus ``per_job``: the scored jobs' predictions and outcomes
-    (a DataFrame, or a dict of arrays with ``as_frame=False``).
+    the chronological split, each safe TTL as ``serve`` answers it with the outcomes known at
+    the job's submit (``calibration``: ``eval --calibration``'s names; None: its default).
+    Returns the same keys as the CLI's JSON (``kill_rate``, ``rmse_hours``, ``groups`` ...)
+    plus ``per_job``: the scored jobs' predictions and outcomes (a DataFrame, or a dict of
+    arrays with ``as_frame=False``).
     """
     predictor = model if isinstance(model, Predictor) else Predictor(str(model))
+    extra = () if calibration is None else (calibration,)
     text, per_job = _core.evaluate(predictor._core, _as_table(data, columns), float(split), allow_overlap,
-                                   allow_schema_mismatch)
+                                   allow_schema_mismatch, *extra)
     result = json.loads(text)
     if as_frame:
         import pandas as pd

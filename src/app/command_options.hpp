@@ -11,6 +11,7 @@
 #include "data/job_table.hpp"
 #include "engine/variant.hpp"
 #include "model/online_calibration.hpp"
+#include "model/quantile_heads.hpp"
 #include "pipeline/fit_model.hpp"
 #include "predict/predictor.hpp"
 
@@ -111,7 +112,7 @@ struct ModelChoiceOptions {
   std::string residual = "off", request_key = "off", censored_rates = "off", system_key = "off";
   // --quantiles LEVELS|off: the network's quantile heads (TrainConfig::quantile_levels) and
   // with them each job's own safe TTL (model/quantile_ttl.hpp).
-  std::string quantiles = "off";
+  std::string quantiles = kDefaultQuantileLevels;
   // --piecewise-bins N: the encoder's piecewise-linear bins per numeric column (EncoderOptions).
   std::uint32_t piecewise_bins = FitOptions{}.encoder.piecewise_bins;
 };
@@ -136,7 +137,7 @@ inline constexpr const char* kDefaultDevice = "cpu";
 // (model/online_calibration.hpp): the method (aci-log, mondrian-log: the level stepped in log
 // space), and --gamma / --target-scale, its learning rate and the share of alpha it aims at.
 struct OnlineCalibrationCli {
-  std::string name = "static";
+  std::string name = kDefaultCalibration;
   double gamma = OnlineCalibrationOptions{}.gamma;
   double target_scale = OnlineCalibrationOptions{}.target_scale;
   bool batch_guard = OnlineCalibrationOptions{}.batch_guard;

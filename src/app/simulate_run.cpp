@@ -134,7 +134,10 @@ std::optional<Predictor> load_simulate_model(const SimulateCliOptions& o) {
     throw Error("simulate: --host-speed must be trace or slot, got '" + o.host_speed + "'");
   if (o.host_speed == "slot" && !grid) throw Error("simulate: --host-speed slot applies to --scheduler jalien");
   const sim::SimCalibration cal = sim::sim_calibration_from_name(o.calibration);
-  if (cal.method != OnlineMethod::Static && !(grid && (o.ttl == "model" || o.ttl == "online")))
+  // The default calibration goes wherever a model's TTL is followed; another one named where no
+  // model's TTL is (a batch scheduler, --ttl static ...) would change nothing and is refused.
+  if (cal.method != OnlineMethod::Static && o.calibration != kDefaultCalibration &&
+      !(grid && (o.ttl == "model" || o.ttl == "online")))
     throw Error("simulate: --calibration " + o.calibration + " applies to --scheduler jalien --ttl model or online");
   std::optional<Predictor> predictor;
   if (!o.model.empty()) predictor.emplace(Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds)));

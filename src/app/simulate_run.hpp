@@ -28,7 +28,7 @@ struct SimulateCliOptions {
   std::string scheduler = "easy", ttl = "request", model, out, variant = "auto", isa;
   // jalien, --ttl model: the calibration answering (sim/online_ttl.hpp) and its mondrian key;
   // which host a job runs on: the one the trace recorded, or the pilot slot's own (trace|slot).
-  std::string calibration = "static", calibration_key = kDefaultCalibrationKey, host_speed = "trace";
+  std::string calibration = kDefaultCalibration, calibration_key = kDefaultCalibrationKey, host_speed = "trace";
   double split = kDefaultSplit, alpha = kDefaultAlpha;
   // jalien: the broker's pilots, resubmissions and static TTL (sim/policy_table.hpp).
   double load = sim::GridOptions{}.load, pilot_gap = sim::GridOptions{}.pilot_gap_s;

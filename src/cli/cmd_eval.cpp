@@ -25,7 +25,7 @@ namespace {
 
 struct EvalOptions {
   std::string model, data, variant = "auto", isa, device = kDefaultDevice, per_job, per_job_format = "csv";
-  // static by default: the service answers with the static calibration, and eval scores what it answers.
+  // The default calibration (kDefaultCalibration), as the service answers: eval scores what it answers.
   OnlineCalibrationCli calibration;
   std::string calibration_key = kDefaultCalibrationKey;
   std::string at;  // "": the model's prediction time

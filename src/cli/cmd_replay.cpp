@@ -19,7 +19,7 @@ namespace ttlpred::cli {
 namespace {
 
 struct ReplayCommand {
-  std::string data, retrain_every = "7d", window = "0", from = retrain_start_name(RetrainOptions{}.start), calibration = "aci";
+  std::string data, retrain_every = "7d", window = "0", from = retrain_start_name(RetrainOptions{}.start), calibration = kDefaultCalibration;
   std::string hidden = widths_text(TrainConfig{}.hidden);
   std::string killed_as = killed_as_name(ReplayOptions::Killed::Censored), censored = kDefaultRetrainCensored ? "on" : "off";
   ReplayOptions options;

@@ -24,7 +24,8 @@ void export_onnx(const ModelFile& m, const std::string& onnx_path, const std::st
   // 1 + K outputs beside a sidecar that names one would be read wrongly.
   if (!m.target.quantiles.empty())
     throw Error("ONNX export: the model has " + std::to_string(m.target.quantiles.size()) +
-                " quantile heads (--quantiles), which the sidecar cannot describe yet; export a model trained without them");
+                " quantile heads (--quantiles), which the sidecar cannot describe yet; export a model trained with "
+                "--quantiles off (docs/interop.md)");
   const std::string base = onnx_path.substr(onnx_path.rfind('/') + 1);
   const std::string doc = std::string("ttlpred run-time model (") + (int8 ? "int8-static, QDQ" : "fp32") +
                           "). Inputs and output are described by the sidecar " + sidecar_path.substr(sidecar_path.rfind('/') + 1) +

@@ -28,6 +28,10 @@ namespace ttlpred {
 // The most heads a model may carry: bounds what a corrupted file can ask for and what the
 // serving path keeps per job on the stack.
 inline constexpr std::size_t kMaxQuantileHeads = 16;
+// The heads `train`, `backtest` and `pipeline` give a network unless told otherwise: the
+// median and the upper tail the safe TTL is read from at alpha 0.5 % - 10 %
+// (docs/ACCURACY.md, "Quantile heads").
+inline constexpr const char* kDefaultQuantileLevels = "0.5,0.9,0.95,0.98,0.99,0.995";
 
 struct QuantileHeads {
   std::vector<float> levels;  // ascending, each in (0, 1); empty: a mean-only model

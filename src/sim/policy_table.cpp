@@ -229,22 +229,28 @@ std::string policy_table_caption(double alpha, const std::vector<GridOptions>& m
     const GridOptions& o = models[k];
     const std::string who = models.size() > 1 ? " (`" + o.calibration + "`)" : "";
     out += k == 0 ? "; " : "; and ";
-    if (sim_calibration_from_name(o.calibration).method == OnlineMethod::Static) {
-      out += "model" + who + " through the model's static calibration, what `serve` answers by default (`simulate "
-             "--calibration static`)";
+    const SimCalibration cal = sim_calibration_from_name(o.calibration);
+    if (cal.method == OnlineMethod::Static) {
+      out += "model" + who + " through the model's static calibration (`simulate --calibration static`)";
     } else {
+      // aci-capped aims at its own share of alpha (--target-scale is the others').
+      const bool capped = cal.method == OnlineMethod::AciCapped;
+      const double target = capped ? ttlpred::OnlineCalibrationOptions{}.capped_target_scale : o.target_scale;
+      char flags[160];
+      if (capped)
+        std::snprintf(flags, sizeof flags, "--calibration %s --gamma %g --batch-guard %s", o.calibration.c_str(), o.gamma,
+                      o.batch_guard ? "on" : "off");
+      else
+        std::snprintf(flags, sizeof flags, "--calibration %s --gamma %g --target-scale %g --batch-guard %s",
+                      o.calibration.c_str(), o.gamma, o.target_scale, o.batch_guard ? "on" : "off");
       std::snprintf(line, sizeof line,
-                    "model%s through the `%s` online calibration at gamma %g, target %g alpha, fed by the simulated "
-                    "job ends (`simulate --calibration %s --gamma %g --target-scale %g`",
-                    who.c_str(), o.calibration.c_str(), o.gamma, o.target_scale, o.calibration.c_str(), o.gamma,
-                    o.target_scale);
+                    "model%s through the `%s` online calibration at gamma %g, target %g alpha%s, fed by the simulated "
+                    "job ends (`simulate %s`",
+                    who.c_str(), o.calibration.c_str(), o.gamma, target, o.batch_guard ? ", batch guard on" : "", flags);
       out += line;
       // The CPU-weighted rules are the simulator's own; the others are what a service runs.
-      if (!sim_calibration_from_name(o.calibration).cpu_weighted) {
-        std::snprintf(line, sizeof line, "; `serve --calibration %s --gamma %g --target-scale %g` answers with the same",
-                      o.calibration.c_str(), o.gamma, o.target_scale);
-        out += line;
-      }
+      if (!cal.cpu_weighted) out += std::string("; `serve ") + flags + "` answers with the same";
+      if (o.calibration == kDefaultCalibration) out += "; the default";
       out += ")";
     }
   }

@@ -32,7 +32,7 @@ struct GridOptions {
   std::uint64_t seed = GridConfig{}.seed;
   // The model's calibration (sim/online_ttl.hpp): static, rolling, aci, multi-aci, mondrian
   // or aci-cpu, and the mondrian key.
-  std::string calibration = "static";
+  std::string calibration = kDefaultCalibration;
   std::string calibration_key = kDefaultCalibrationKey;
   // Learning rate and target share of alpha of the ACI levels (the service's defaults).
   double gamma = ttlpred::OnlineCalibrationOptions{}.gamma;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "model/model_file.hpp"
+#include "model/online_calibration.hpp"
 #include "test_support.hpp"
 
 namespace ttlpred {
@@ -150,7 +151,8 @@ TEST(PipelineCli, TheQuickMainJobReportsWhatAWorkingModelGives) {
     EXPECT_EQ(s["completed"], 10000) << s.dump();
     EXPECT_EQ(s["jobs_killed"], s["resubmissions"]) << s.dump();
   }
-  EXPECT_EQ(policies, (std::vector<std::string>{"static", "model/static", "model/aci-log", "oracle"}));
+  EXPECT_EQ(policies, (std::vector<std::string>{"static", "model/" + std::string(kDefaultCalibration), "model/aci-log",
+                                                "oracle"}));
   EXPECT_EQ(j["simulation"][3]["kills"], 0);
   EXPECT_LE(j["simulation"][2]["kills"].get<int>(), j["simulation"][1]["kills"].get<int>());
 

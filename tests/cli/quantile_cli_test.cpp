@@ -36,8 +36,13 @@ TEST(QuantileCli, TrainEvalAndServingBenchOnAModelWithHeads) {
               e.at("quantile_coverage")[h - 1].at("covered").get<double>());
 
   // `predict` over the whole trace prints eval's line (job_id, expected, safe TTL, capped) for
-  // every scored job: the serving path and the evaluation path give each job the same
-  // per-job safe TTL, cold starts included.
+  // every scored job, scored through the static calibration predict answers with: the
+  // serving path and the evaluation path give each job the same per-job safe TTL, cold
+  // starts included.
+  rc = test::run_cli_split("eval --model '" + model + "' --data '" + trace + "' --split 0.8 --calibration static "
+                           "--per-job '" + dir + "/heads-eval.csv'",
+                           &out, &err);
+  ASSERT_EQ(rc, 0) << err;
   rc = test::run_cli_split("predict --model '" + model + "' --data '" + trace + "' --out '" + dir + "/heads-predict.csv'",
                            &out, &err);
   ASSERT_EQ(rc, 0) << err;

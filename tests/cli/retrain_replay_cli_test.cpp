@@ -8,6 +8,7 @@
 #include <string>
 
 #include "model/model_file.hpp"
+#include "model/online_calibration.hpp"
 #include "test_support.hpp"
 
 namespace ttlpred {
@@ -91,7 +92,7 @@ TEST(ReplayCli, JsonHasBothSidesPerWeekAndTheRetrainLog) {
   EXPECT_EQ(rows, j["retrained"]["rows"].get<std::size_t>());
   EXPECT_EQ(j["retrain_log"].size(), j["retrains"].get<std::size_t>());
   EXPECT_EQ(j["options"]["retrain_every"], "2d");
-  EXPECT_EQ(j["options"]["calibration"], "aci");
+  EXPECT_EQ(j["options"]["calibration"], kDefaultCalibration);
   EXPECT_EQ(j["drift_grid"].size(), 120u);  // 2 directions x 2 scopes x 5 deltas x 6 thresholds
   EXPECT_EQ(j["options"]["killed_as"], "censored");
   for (const auto& t : j["retrain_log"]) {

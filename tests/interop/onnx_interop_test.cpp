@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -88,8 +89,9 @@ const CliExport& cli_export() {
     if (rc == 127) return x;
     if (rc != 0) throw std::runtime_error("ttlpred generate failed:\n" + out);
     x.files = {x.dir + "/trained.model", x.dir + "/trained.onnx", x.dir + "/trained.json"};
+    // A mean-only model: the sidecar does not describe quantile heads (export refuses them).
     for (const std::string& step :
-         {"train --data '" + x.trace + "' --out '" + x.files.model + "' --epochs 2 --quiet",
+         {"train --data '" + x.trace + "' --out '" + x.files.model + "' --epochs 2 --quiet --quantiles off",
           "export --model '" + x.files.model + "' --onnx '" + x.files.onnx + "'"})
       if (test::run_cli(step, &out) != 0) throw std::runtime_error("ttlpred " + step + " failed:\n" + out);
     x.built = true;
@@ -309,6 +311,22 @@ TEST(OnnxCli, ExportImportAndModelInfoThroughTheProgram) {
   rc = test::run_cli("import --onnx '" + dir + "/cli.onnx' --encoder '" + junk + "' --out '" + dir + "/x.model'", &out);
   EXPECT_EQ(rc, 1);
   EXPECT_NE(out.find("junk.json: not a ttlpred ONNX sidecar"), std::string::npos) << out;
+}
+
+// A model with quantile heads (the default) is refused, naming the way out, before any file
+// is written: its graph has 1 + K outputs, its safe TTL a rule the sidecar does not describe.
+TEST(OnnxCli, AModelWithQuantileHeadsIsRefusedNamingTheWayOut) {
+  const CliExport& x = cli_export();
+  if (!x.built) GTEST_SKIP() << "ttlpred not built";
+  const std::string dir = test::temp_dir();
+  std::string out;
+  ASSERT_EQ(test::run_cli("train --data '" + x.trace + "' --out '" + dir + "/heads.model' --epochs 1 --quiet", &out), 0)
+      << out;
+  EXPECT_EQ(test::run_cli("export --model '" + dir + "/heads.model' --onnx '" + dir + "/heads.onnx'", &out), 1);
+  EXPECT_NE(out.find("the model has 6 quantile heads"), std::string::npos) << out;
+  EXPECT_NE(out.find("--quantiles off"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/heads.onnx"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/heads.json"));
 }
 
 // The sidecar carries the safe-TTL rule in plain numbers: from each job's expected wall time,

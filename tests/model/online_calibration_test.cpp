@@ -15,11 +15,13 @@ namespace {
 
 using test::hundred_residuals;
 
+// A method alone: no batch guard (guarded() below adds it).
 OnlineCalibrationOptions plain(OnlineMethod m) {
   OnlineCalibrationOptions o;
   o.method = m;
   o.target_scale = 1.0;
   o.gamma = 0.01;
+  o.batch_guard = false;
   return o;
 }
 
@@ -262,7 +264,7 @@ TEST(OnlineCalibration, BatchGuardDividesTheLevelOfAUsersUnresolvedJobs) {
   OnlineCalibrator fixed(hundred_residuals(), 0.1, guarded(OnlineMethod::Static));
   for (int i = 0; i < 5; ++i) fixed.answered(fixed.decide(a));
   EXPECT_NEAR(fixed.decide(a).level, 0.1, 1e-12);
-  EXPECT_FALSE(OnlineCalibrationOptions{}.batch_guard);  // opt-in
+  EXPECT_TRUE(OnlineCalibrationOptions{}.batch_guard);  // on by default
 }
 
 // The counts are transient: not in the snapshot, so a restored calibrator starts counting

@@ -82,11 +82,20 @@ TEST(AnswersCli, AliceModelIsRefusedOnTheKthSwfTrace) {
   EXPECT_NE(out.find("--allow-schema-mismatch"), std::string::npos) << out;
   ASSERT_EQ(test::run_cli("predict --model '" + trained().model + "' --data '" + kth + "'", &out), 1) << out;
 
-  // Forced, the answer shows why: the safe TTL kills far more than alpha, and says so.
-  ASSERT_EQ(test::run_cli("eval --model '" + trained().model + "' --data '" + kth + "' --allow-schema-mismatch --json", &out), 0)
+  // Forced, the answer shows why: the model's own safe TTL kills far more than alpha (7.3 %
+  // recorded), and says so; the default calibration, following the outcomes, still kills five
+  // times alpha (6.4 %).
+  ASSERT_EQ(test::run_cli("eval --model '" + trained().model + "' --data '" + kth +
+                              "' --allow-schema-mismatch --json --calibration static",
+                          &out),
+            0)
       << out;
   const json j = last_json(out);
-  EXPECT_GT(j["kill_rate"].get<double>(), 0.1);  // ten times alpha
+  EXPECT_GT(j["kill_rate"].get<double>(), 0.05);  // five times alpha
+  ASSERT_EQ(test::run_cli("eval --model '" + trained().model + "' --data '" + kth + "' --allow-schema-mismatch --json", &out), 0)
+      << out;
+  EXPECT_GT(last_json(out)["kill_rate"].get<double>(), 0.05);
+  EXPECT_EQ(last_json(out)["kill_rate_above_alpha"], true);
   EXPECT_EQ(j["kill_rate_above_alpha"], true);
   EXPECT_EQ(j["alpha"].get<double>(), 0.01);
 }

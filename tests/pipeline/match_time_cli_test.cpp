@@ -52,11 +52,12 @@ void expect_train_refused_naming(const Trained& t, const std::string& flags, con
 // `eval --split 0.8 --json --per-job` of the model, checked to beat the static TTLs, and
 // `predict` over the whole trace, which must print eval's line (job_id, expected_wall_s,
 // safe_ttl_s, capped: the first four columns of both files) for every scored job: the
-// same walk. Returns eval's JSON.
+// same walk. Scored through the static calibration, the one `predict` answers with (the
+// default follows outcomes). Returns eval's JSON.
 nlohmann::json eval_agrees_with_predict(const Trained& t) {
   std::string out;
-  EXPECT_EQ(test::run_cli("eval --model " + t.model + " --data " + t.trace + " --split 0.8 --json --per-job '" + t.dir +
-                              "/eval.csv'",
+  EXPECT_EQ(test::run_cli("eval --model " + t.model + " --data " + t.trace + " --split 0.8 --json --calibration static "
+                              "--per-job '" + t.dir + "/eval.csv'",
                           &out),
             0)
       << out;

@@ -12,24 +12,38 @@ namespace {
 
 TEST(PolicyTable, CaptionNamesTheCalibrationAndAlpha) {
   GridOptions o;
-  const std::string st = policy_table_caption(0.01, {o});
-  EXPECT_NE(st.find("alpha 0.01; model through the model's static calibration"), std::string::npos) << st;
-  EXPECT_NE(st.find("`simulate --calibration static`"), std::string::npos) << st;
+  // The default: aci-capped at its own target, with the batch guard.
+  const std::string def = policy_table_caption(0.01, {o});
+  EXPECT_NE(def.find("alpha 0.01; model through the `aci-capped` online calibration at gamma 0.002, target 0.6 alpha, "
+                     "batch guard on"),
+            std::string::npos)
+      << def;
+  EXPECT_NE(def.find("(`simulate --calibration aci-capped --gamma 0.002 --batch-guard on`; `serve --calibration aci-capped "
+                     "--gamma 0.002 --batch-guard on` answers with the same; the default)"),
+            std::string::npos)
+      << def;
+  GridOptions fixed;
+  fixed.calibration = "static";
+  const std::string st = policy_table_caption(0.01, {fixed});
+  EXPECT_NE(st.find("alpha 0.01; model through the model's static calibration (`simulate --calibration static`)"),
+            std::string::npos)
+      << st;
   const std::string both = policy_table_caption(0.005, {o, recommended_online_options()});
   EXPECT_NE(both.find("; and model (`aci-log`) through the `aci-log` online calibration at gamma 0.002, "
-                      "target 0.35 alpha"),
+                      "target 0.35 alpha, batch guard on"),
             std::string::npos)
       << both;
-  EXPECT_NE(both.find("(`simulate --calibration aci-log --gamma 0.002 --target-scale 0.35`; `serve --calibration aci-log "
-                      "--gamma 0.002 --target-scale 0.35` answers with the same)"),
+  EXPECT_NE(both.find("(`simulate --calibration aci-log --gamma 0.002 --target-scale 0.35 --batch-guard on`; `serve "
+                      "--calibration aci-log --gamma 0.002 --target-scale 0.35 --batch-guard on` answers with the same)"),
             std::string::npos)
       << both;
   // A CPU-weighted rule is the simulator's own: the caption names no serve command for it.
   GridOptions cpu;
   cpu.calibration = "aci-cpu-log";
   cpu.gamma = 0.0005;
-  const std::string sim_only = policy_table_caption(0.01, {o, cpu});
-  EXPECT_NE(sim_only.find("(`simulate --calibration aci-cpu-log --gamma 0.0005 --target-scale 0.75`)"), std::string::npos)
+  const std::string sim_only = policy_table_caption(0.01, {fixed, cpu});
+  EXPECT_NE(sim_only.find("(`simulate --calibration aci-cpu-log --gamma 0.0005 --target-scale 0.75 --batch-guard on`)"),
+            std::string::npos)
       << sim_only;
   EXPECT_EQ(sim_only.find("serve --calibration"), std::string::npos) << sim_only;
   o.calibration = "nope";
