@@ -113,7 +113,8 @@ void add_eval_command(CLI::App& app) {
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->add_option("--per-job", o->per_job,
                   "also write every scored job's prediction to this file (job_id, expected_wall_s, safe_ttl_s, capped, "
-                  "then wall_s, requested_ttl_s): the figures can be recomputed from it, and with --calibration static "
+                  "then wall_s, requested_ttl_s, and upper_s, cold for a model with quantile heads): the figures can be "
+                  "recomputed from it, and with --calibration static "
                   "it matches `predict` line for line on the same jobs");
   cmd->add_option("--per-job-format", o->per_job_format, "csv or jsonl")->capture_default_str();
   cmd->callback([o] { run_eval(*o); });

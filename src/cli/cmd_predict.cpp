@@ -60,7 +60,9 @@ void add_predict_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("predict", "Expected wall time and safe TTL for every job of a trace");
   add_model_and_data_options(*cmd, o->model, o->data);
   add_trace_input_options(*cmd, o->input, false);
-  cmd->add_option("--out", o->out, "output file (default: standard output)");
+  cmd->add_option("--out", o->out,
+                  "output file (default: standard output): job_id, expected_wall_s, safe_ttl_s, capped, and for a model "
+                  "with quantile heads upper_s (the quantile its safe TTL is built on) and cold (a cold start)");
   cmd->add_option("--format", o->format, "csv or jsonl")->capture_default_str();
   add_variant_options(*cmd, o->variant, o->isa, o->alpha);
   add_device_option(*cmd, o->device);

@@ -1,5 +1,6 @@
 #include "cli/prediction_output.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/error.hpp"
@@ -24,8 +25,12 @@ void write_predictions(std::FILE* f, const std::string& format, const JobTable& 
   check_prediction_format(format);
   const bool csv = format == "csv";
   const auto ids = table.num(Field::JobId), wall = table.num(Field::WallTime), req = table.num(Field::RequestedTtl);
-  if (csv) std::fputs(with_outcome ? "job_id,expected_wall_s,safe_ttl_s,capped,wall_s,requested_ttl_s\n"
-                                   : "job_id,expected_wall_s,safe_ttl_s,capped\n", f);
+  const bool with_upper = std::any_of(p.begin(), p.end(), [](const Prediction& x) { return std::isfinite(x.upper_s); });
+  if (csv) {
+    std::fputs(with_outcome ? "job_id,expected_wall_s,safe_ttl_s,capped,wall_s,requested_ttl_s"
+                            : "job_id,expected_wall_s,safe_ttl_s,capped", f);
+    std::fputs(with_upper ? ",upper_s,cold\n" : "\n", f);
+  }
   for (std::size_t i = 0; i < p.size(); ++i) {
     const std::size_t r = rows[i];
     if (csv) {
@@ -37,6 +42,11 @@ void write_predictions(std::FILE* f, const std::string& format, const JobTable& 
         std::fputc(',', f);
         put_number(f, true, "%.1f", req[r]);
       }
+      if (with_upper) {
+        std::fputc(',', f);
+        put_number(f, true, "%.3f", p[i].upper_s);
+        std::fprintf(f, ",%d", p[i].cold ? 1 : 0);
+      }
     } else {
       std::fputs("{\"job_id\":", f);
       put_number(f, false, "%.0f", ids[r]);
@@ -47,6 +57,11 @@ void write_predictions(std::FILE* f, const std::string& format, const JobTable& 
         put_number(f, false, "%.1f", wall[r]);
         std::fputs(",\"requested_ttl_s\":", f);
         put_number(f, false, "%.1f", req[r]);
+      }
+      if (with_upper) {
+        std::fputs(",\"upper_s\":", f);
+        put_number(f, false, "%.3f", p[i].upper_s);
+        std::fprintf(f, ",\"cold\":%s", p[i].cold ? "true" : "false");
       }
       std::fputc('}', f);
     }

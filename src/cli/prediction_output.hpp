@@ -5,7 +5,11 @@
 // CSV header `job_id,expected_wall_s,safe_ttl_s,capped` (capped: 1 when --max-ttl cut the
 // answer), or one JSON object per line with the same keys; `with_outcome` appends what the
 // job really did, `wall_s,requested_ttl_s`, from which eval's figures can be recomputed.
-// Seconds are printed with one decimal. Columns are only ever appended.
+// A model with a per-job safe TTL (quantile heads) appends `upper_s,cold`: the quantile of the
+// head its TTL is built on and whether the job was a cold start (model/quantile_ttl.hpp), what
+// the rule in an exported model's sidecar reads beside the expected time (docs/interop.md).
+// Seconds are printed with one decimal (upper_s with three: the rule scales it). Columns are
+// only ever appended.
 #include <cstdio>
 #include <span>
 #include <string>

@@ -20,12 +20,6 @@ std::string sidecar_path_for(const std::string& onnx_path) {
 }
 
 void export_onnx(const ModelFile& m, const std::string& onnx_path, const std::string& sidecar_path, bool int8) {
-  // The sidecar has no place yet for the heads' levels and the per-job safe TTL: a graph of
-  // 1 + K outputs beside a sidecar that names one would be read wrongly.
-  if (!m.target.quantiles.empty())
-    throw Error("ONNX export: the model has " + std::to_string(m.target.quantiles.size()) +
-                " quantile heads (--quantiles), which the sidecar cannot describe yet; export a model trained with "
-                "--quantiles off (docs/interop.md)");
   const std::string base = onnx_path.substr(onnx_path.rfind('/') + 1);
   const std::string doc = std::string("ttlpred run-time model (") + (int8 ? "int8-static, QDQ" : "fp32") +
                           "). Inputs and output are described by the sidecar " + sidecar_path.substr(sidecar_path.rfind('/') + 1) +
@@ -64,6 +58,10 @@ ModelFile import_onnx(const std::string& onnx_path, const std::string& sidecar_p
   const auto j = nlohmann::json::parse(side.begin(), side.end(), nullptr, false);
   if (j.is_discarded()) throw Error(sidecar_path + ": not JSON");
   apply_sidecar(j, m, sidecar_path);
+  if (m.mlp.layers.back().out != m.target.outputs())
+    throw Error(onnx_path + ": the graph outputs " + std::to_string(m.mlp.layers.back().out) + " values per job, the target of " +
+                sidecar_path + " decodes " + std::to_string(m.target.outputs()) + " (the run time and " +
+                std::to_string(m.target.quantiles.size()) + " quantile heads)");
 
   // The network must read exactly what the sidecar's encoder writes.
   const FeatureEncoder enc = FeatureEncoder::from_bytes(m.encoder, sidecar_path);

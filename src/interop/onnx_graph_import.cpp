@@ -13,6 +13,7 @@
 #include <onnx/checker.h>
 
 #include "interop/onnx_graph.hpp"
+#include "model/quantile_heads.hpp"
 #include "util/error.hpp"
 
 namespace ttlpred::interop {
@@ -285,7 +286,11 @@ class Importer {
     if (layers_.empty()) fail("the graph has no dense layer (Gemm or MatMul)");
     if (it == values_.end() || it->second.role != Role::LayerOut || it->second.index + 1 != layers_.size())
       fail("the output '" + g_.output(0).name() + "' is not the last dense layer's output");
-    if (layers_.back().out != 1) fail("the last layer has " + std::to_string(layers_.back().out) + " outputs; a run-time model has 1");
+    // 1: the run time; 1 + K: with K quantile heads (the sidecar's target says which, checked
+    // by import_onnx once it is read).
+    if (layers_.back().out < 1 || layers_.back().out > 1 + kMaxQuantileHeads)
+      fail("the last layer has " + std::to_string(layers_.back().out) + " outputs; a run-time model has 1, or 1 + up to " +
+           std::to_string(kMaxQuantileHeads) + " quantile heads");
     if (layers_.back().act != Activation::None) fail("the output passes through an activation; ttlpred's last layer is linear");
     MlpModel m;
     std::uint32_t emb_width = 0;

@@ -1,5 +1,7 @@
 #include "interop/sidecar.hpp"
 
+#include <algorithm>
+
 #include "features/encoder.hpp"
 #include "interop/base64.hpp"
 #include "interop/onnx_graph.hpp"
@@ -60,6 +62,31 @@ nlohmann::json encoder_json(const FeatureEncoder& enc) {
   return out;
 }
 
+// The per-job rule of a model with quantile heads (model/quantile_ttl.hpp) in plain numbers:
+// the margins log_margin() gives at each table alpha, per group where the group has its own
+// (already shrunk toward the global one) and for cold starts.
+nlohmann::json quantile_ttl_json(const QuantileTtlCalibration& q) {
+  using nlohmann::json;
+  // As QuantileTtlCalibration::safe_ttl reads a margin among the never-killed scores.
+  const auto margin = [&](std::uint32_t group, double a, bool is_cold) { return std::max(q.log_margin(group, a, is_cold), -50.0); };
+  json global = json::array(), cold = json::array();
+  for (double a : kTableAlphas) {
+    global.push_back(margin(kNoGroup, a, false));
+    cold.push_back(margin(kNoGroup, a, true));
+  }
+  json groups = json::array();
+  for (std::size_t i = 0; i < q.group_ids.size(); ++i) {
+    if (q.group_scores[i].n < q.min_group_rows) continue;  // it answers with the global margin
+    const std::uint32_t id = q.group_ids[i];
+    json row = json::array();
+    for (double a : kTableAlphas) row.push_back(margin(id, a, false));
+    groups.push_back({{"group", group_category(id)}, {"log_margin", row}});
+    if (in_fallback_stratum(id)) groups.back()["fallback"] = true;
+  }
+  return {{"head", q.head}, {"level", q.level}, {"alphas", kTableAlphas}, {"global_log_margin", global},
+          {"groups", groups}, {"cold_log_margin", cold}};
+}
+
 template <class T>
 std::string sealed(const T& section) {
   BinaryWriter w;
@@ -89,7 +116,7 @@ nlohmann::json sidecar_json(const ModelFile& m, const std::string& onnx_file) {
   j["format"] = kSidecarFormat;
   // Version 2 only where it matters: a residual model decodes wrong in a reader that does not
   // add its base, and readers of version 1 refuse version 2.
-  j["version"] = m.target.residual.empty() ? 1 : kSidecarVersion;
+  j["version"] = !m.target.quantiles.empty() ? 3 : !m.target.residual.empty() ? 2 : 1;
   j["onnx_file"] = onnx_file;
   j["graph"] = {{"dense_input", kDenseInput},
                 {"dense_width", m.mlp.dense_inputs},
@@ -116,6 +143,7 @@ nlohmann::json sidecar_json(const ModelFile& m, const std::string& onnx_file) {
                                {"columns_by_group", b.by_group},
                                {"columns", cols}};
   }
+  if (!m.target.quantiles.empty()) j["target"]["quantiles"] = {{"levels", m.target.quantiles.levels}};
   json st;
   st["calibrated"] = !m.safe_ttl.empty();
   if (!m.safe_ttl.empty()) {
@@ -147,6 +175,7 @@ nlohmann::json sidecar_json(const ModelFile& m, const std::string& onnx_file) {
       }
       st["request_aware_by_key"] = own;
     }
+    if (!m.safe_ttl.quantile.empty()) st["quantile"] = quantile_ttl_json(m.safe_ttl.quantile);
   }
   j["safe_ttl"] = st;
   const auto& p = m.provenance;
@@ -163,6 +192,10 @@ nlohmann::json sidecar_json(const ModelFile& m, const std::string& onnx_file) {
                   {"target", sealed(m.target)},
                   {"safe_ttl", m.safe_ttl.empty() ? std::string() : sealed(m.safe_ttl)}};
   if (!m.target.residual.empty()) j["ttlpred"]["residual"] = sealed(m.target.residual);
+  if (!m.target.quantiles.empty()) {
+    j["ttlpred"]["quantile_heads"] = sealed(m.target.quantiles);
+    j["ttlpred"]["quantile_ttl"] = m.safe_ttl.quantile.empty() ? std::string() : sealed(m.safe_ttl.quantile);
+  }
   return j;
 }
 
@@ -181,16 +214,32 @@ void apply_sidecar(const nlohmann::json& j, ModelFile& m, const std::string& wha
     const auto target = unbase64(t, "target", what);
     BinaryReader tr(target, what + ": ttlpred.target");
     m.target = TargetTransform::read(tr);
-    if (version >= 2) {
+    // Version 2 is written for a residual model alone; version 3 for a model with heads, with
+    // or without a residual base.
+    if (version == 2 || (version >= 3 && t.is_object() && t.contains("residual"))) {
       const auto residual = unbase64(t, "residual", what);
       BinaryReader rr(residual, what + ": ttlpred.residual");
       m.target.residual = ResidualBase::read(rr);
-      if (m.target.residual.empty()) throw Error(what + ": a version 2 sidecar needs ttlpred.residual");
+      if (m.target.residual.empty()) throw Error(what + ": ttlpred.residual is empty");
+    }
+    if (version >= 3) {
+      const auto heads = unbase64(t, "quantile_heads", what);
+      BinaryReader hr(heads, what + ": ttlpred.quantile_heads");
+      m.target.quantiles = QuantileHeads::read(hr);
+      if (m.target.quantiles.empty()) throw Error(what + ": a version 3 sidecar needs ttlpred.quantile_heads");
     }
     const auto safe = unbase64(t, "safe_ttl", what);
     if (!safe.empty()) {
       BinaryReader sr(safe, what + ": ttlpred.safe_ttl");
       m.safe_ttl = SafeTtlCalibration::read(sr);
+    }
+    if (version >= 3) {
+      const auto rule = unbase64(t, "quantile_ttl", what);
+      if (!rule.empty()) {
+        if (safe.empty()) throw Error(what + ": ttlpred.quantile_ttl without ttlpred.safe_ttl");
+        BinaryReader qr(rule, what + ": ttlpred.quantile_ttl");
+        m.safe_ttl.quantile = QuantileTtlCalibration::read(qr, m.target.quantiles.size());
+      }
     }
     const auto& tr_json = key(j, "training", what, "");
     m.meta.data_hash = tr_json.value("data_hash", std::string());

@@ -13,8 +13,11 @@ namespace ttlpred::interop {
 
 inline constexpr const char* kSidecarFormat = "ttlpred-onnx-sidecar";
 // The newest sidecar version written and read: 2 adds target.residual (written only for a
-// model with a residual base; others are still version 1).
-inline constexpr int kSidecarVersion = 2;
+// model with a residual base), 3 the quantile heads and the per-job safe TTL
+// (target.quantiles, safe_ttl.quantile; written only for a model with heads). Each model is
+// written at the lowest version that describes it, so a reader of an older version refuses
+// exactly the models it would decode wrong.
+inline constexpr int kSidecarVersion = 3;
 
 // The sidecar of `m` whose graph is stored as `onnx_file` (a file name, for people).
 nlohmann::json sidecar_json(const ModelFile& m, const std::string& onnx_file);

@@ -102,7 +102,11 @@ OnlineCalibrator::OnlineCalibrator(SafeTtlCalibration start, double alpha, const
   if (options_.method == OnlineMethod::Rolling && (options_.window == 0 || options_.refit_every == 0))
     throw Error("rolling calibration needs a window and a refit interval > 0");
   global_level_ = target();
-  if (options_.method == OnlineMethod::Static || options_.method == OnlineMethod::Rolling) global_level_ = alpha_;
+  // aci-capped, the default, starts where the model's own calibration answers (alpha), so that
+  // before any outcome every caller answers what `predict` does; the others start at their target.
+  if (options_.method == OnlineMethod::Static || options_.method == OnlineMethod::Rolling ||
+      options_.method == OnlineMethod::AciCapped)
+    global_level_ = alpha_;
   if (options_.method == OnlineMethod::MultiAci) {
     expert_level_.assign(options_.gammas.size(), global_level_);
     expert_weight_.assign(options_.gammas.size(), 1.0 / static_cast<double>(options_.gammas.size()));

@@ -79,25 +79,30 @@ struct CliExport {
   Exported files;
 };
 
-const CliExport& cli_export() {
-  static const CliExport c = [] {
-    CliExport x;
-    x.dir = test::temp_dir();
-    x.trace = x.dir + "/trace.csv";
-    std::string out;
-    const int rc = test::run_cli("generate --jobs 3000 --seed 4 --out '" + x.trace + "'", &out);
-    if (rc == 127) return x;
-    if (rc != 0) throw std::runtime_error("ttlpred generate failed:\n" + out);
-    x.files = {x.dir + "/trained.model", x.dir + "/trained.onnx", x.dir + "/trained.json"};
-    // A mean-only model: the sidecar does not describe quantile heads (export refuses them).
-    for (const std::string& step :
-         {"train --data '" + x.trace + "' --out '" + x.files.model + "' --epochs 2 --quiet --quantiles off",
-          "export --model '" + x.files.model + "' --onnx '" + x.files.onnx + "'"})
-      if (test::run_cli(step, &out) != 0) throw std::runtime_error("ttlpred " + step + " failed:\n" + out);
-    x.built = true;
-    return x;
-  }();
-  return c;
+// A model trained and exported through the program: mean-only (`--quantiles off`: the runtime
+// tests compare one output), or with the default quantile heads (`heads`).
+CliExport make_cli_export(bool heads) {
+  CliExport x;
+  x.dir = test::temp_dir();
+  x.trace = x.dir + "/trace.csv";
+  std::string out;
+  const int rc = test::run_cli("generate --jobs 3000 --seed 4 --out '" + x.trace + "'", &out);
+  if (rc == 127) return x;
+  if (rc != 0) throw std::runtime_error("ttlpred generate failed:\n" + out);
+  x.files = {x.dir + "/trained.model", x.dir + "/trained.onnx", x.dir + "/trained.json"};
+  for (const std::string& step : {"train --data '" + x.trace + "' --out '" + x.files.model + "' --epochs 2 --quiet" +
+                                      (heads ? "" : " --quantiles off"),
+                                  "export --model '" + x.files.model + "' --onnx '" + x.files.onnx + "'"})
+    if (test::run_cli(step, &out) != 0) throw std::runtime_error("ttlpred " + step + " failed:\n" + out);
+  x.built = true;
+  return x;
+}
+
+const CliExport& cli_export(bool heads = false) {
+  static const CliExport mean_only = make_cli_export(false);
+  if (!heads) return mean_only;
+  static const CliExport with_heads = make_cli_export(true);
+  return with_heads;
 }
 
 const Exported& exported() {
@@ -313,20 +318,51 @@ TEST(OnnxCli, ExportImportAndModelInfoThroughTheProgram) {
   EXPECT_NE(out.find("junk.json: not a ttlpred ONNX sidecar"), std::string::npos) << out;
 }
 
-// A model with quantile heads (the default) is refused, naming the way out, before any file
-// is written: its graph has 1 + K outputs, its safe TTL a rule the sidecar does not describe.
-TEST(OnnxCli, AModelWithQuantileHeadsIsRefusedNamingTheWayOut) {
-  const CliExport& x = cli_export();
+// A model with quantile heads (the default) travels whole: a graph of 1 + 6 outputs, a version
+// 3 sidecar with the levels and the per-job rule's margins, and an import that answers every
+// job as the original does (the per-job safe TTL included).
+TEST(OnnxCli, AModelWithQuantileHeadsTravelsWhole) {
+  const CliExport& x = cli_export(true);
   if (!x.built) GTEST_SKIP() << "ttlpred not built";
+  const nlohmann::json side = read_json(x.files.sidecar);
+  EXPECT_EQ(side["version"], 3);
+  EXPECT_EQ(side["target"]["quantiles"]["levels"].size(), 6u);
+  const nlohmann::json& rule = side["safe_ttl"]["quantile"];
+  ASSERT_TRUE(rule.is_object()) << side["safe_ttl"].dump();
+  EXPECT_LT(rule["head"].get<int>(), 6);
+  EXPECT_EQ(rule["global_log_margin"].size(), rule["alphas"].size());
+  EXPECT_EQ(rule["cold_log_margin"].size(), rule["alphas"].size());
+  // The cold starts' margin is never below the global one (the larger of the two).
+  for (std::size_t a = 0; a < rule["alphas"].size(); ++a)
+    EXPECT_GE(rule["cold_log_margin"][a].get<double>(), rule["global_log_margin"][a].get<double>());
+
   const std::string dir = test::temp_dir();
   std::string out;
-  ASSERT_EQ(test::run_cli("train --data '" + x.trace + "' --out '" + dir + "/heads.model' --epochs 1 --quiet", &out), 0)
+  ASSERT_EQ(test::run_cli("import --onnx '" + x.files.onnx + "' --encoder '" + x.files.sidecar + "' --out '" + dir +
+                              "/back.model'",
+                          &out),
+            0)
       << out;
-  EXPECT_EQ(test::run_cli("export --model '" + dir + "/heads.model' --onnx '" + dir + "/heads.onnx'", &out), 1);
-  EXPECT_NE(out.find("the model has 6 quantile heads"), std::string::npos) << out;
-  EXPECT_NE(out.find("--quantiles off"), std::string::npos) << out;
-  EXPECT_FALSE(std::filesystem::exists(dir + "/heads.onnx"));
-  EXPECT_FALSE(std::filesystem::exists(dir + "/heads.json"));
+  const ModelFile original = load_model_file(x.files.model), back = load_model_file(dir + "/back.model");
+  EXPECT_EQ(back.target.quantiles.levels, original.target.quantiles.levels);
+  EXPECT_EQ(back.safe_ttl.quantile.head, original.safe_ttl.quantile.head);
+  ASSERT_EQ(test::run_cli("predict --model '" + x.files.model + "' --data '" + x.trace + "' --out '" + dir + "/a.csv'", &out), 0)
+      << out;
+  ASSERT_EQ(test::run_cli("predict --model '" + dir + "/back.model' --data '" + x.trace + "' --out '" + dir + "/b.csv'", &out),
+            0)
+      << out;
+  std::ifstream a(dir + "/a.csv"), b(dir + "/b.csv");
+  std::string la, lb;
+  std::getline(a, la);
+  EXPECT_EQ(la, "job_id,expected_wall_s,safe_ttl_s,capped,upper_s,cold");
+  std::getline(b, lb);
+  std::size_t lines = 0, differ = 0;
+  while (std::getline(a, la) && std::getline(b, lb)) {
+    ++lines;
+    if (la != lb && ++differ <= 5) ADD_FAILURE() << "original " << la << ", imported " << lb;
+  }
+  EXPECT_EQ(lines, 3000u);
+  EXPECT_EQ(differ, 0u);
 }
 
 // The sidecar carries the safe-TTL rule in plain numbers: from each job's expected wall time,
@@ -334,13 +370,18 @@ TEST(OnnxCli, AModelWithQuantileHeadsIsRefusedNamingTheWayOut) {
 // rule docs/interop.md states) give the safe TTL `ttlpred predict` answers, for every job of
 // a trace whose jobs all have requests (the request-aware table) and with the requests
 // dropped (the log-margin table per group).
-TEST(OnnxExport, TheSidecarsSafeTtlRuleReproducesPredict) {
+// The same for a model with quantile heads: from the expected wall time, the quantile of the
+// rule's head and the cold-start flag that `predict` prints for it (upper_s, cold).
+class SidecarRule : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SidecarRule, ReproducesPredict) {
   if (shell("/usr/bin/python3 -c 'import json' > /dev/null 2>&1") != 0) GTEST_SKIP() << "no /usr/bin/python3";
-  const CliExport& c = cli_export();
+  const CliExport& c = cli_export(GetParam());
   if (!c.built) GTEST_SKIP() << "ttlpred not built";
   const nlohmann::json st = read_json(c.files.sidecar)["safe_ttl"];
   ASSERT_TRUE(st["request_aware"].get<bool>());
   ASSERT_EQ(st["request_aware_table"]["exponents"].size(), st["request_aware_table"]["alphas"].size());
+  ASSERT_EQ(st.contains("quantile"), GetParam());
   // `ttlpred predict` on a trace, then the sidecar's rule on its answers: "" when every job agrees.
   auto sidecar_disagreement = [&](const std::string& trace) -> std::string {
     std::string out, err;
@@ -386,6 +427,9 @@ TEST(OnnxExport, TheSidecarsSafeTtlRuleReproducesPredict) {
   no_request.close();
   EXPECT_EQ(sidecar_disagreement(no_request_path), "");
 }
+
+INSTANTIATE_TEST_SUITE_P(OnnxExport, SidecarRule, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "WithQuantileHeads" : "MeanOnly"; });
 
 // What the runtime tests feed both sides: 256 random encoded inputs of the exported model and
 // ttlpred's answers on them, from the fp32 plan (`fp32`) and from the int8-static plan of the

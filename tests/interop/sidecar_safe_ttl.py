@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Each job's safe TTL from an exported model's sidecar alone, as a serving stack outside
 ttlpred would compute it from the expected wall time (the graph's output, decoded as the
-sidecar's `target` says): the rule of docs/interop.md, "The sidecar", in plain Python.
+sidecar's `target` says) and, for a model with quantile heads, the quantile of the head the
+rule names and whether the job is a cold start (`upper_s` and `cold`, which predict prints
+for such a model): the rule of docs/interop.md, "The sidecar", in plain Python.
 Compares with what `ttlpred predict` answered for the same jobs and exits 1 when any job
 differs by more than predict's own rounding: it prints times to 0.1 s, and the safe TTL
 moves at most in proportion to the expected time (a relative 0.05 s / expected, at most),
@@ -26,6 +28,18 @@ def table_safe_ttl(table, expected_s, request_s, alpha):
     if not request_s > p or q >= 1.0:
         return request_s
     return min(request_s, p * math.exp(q * math.log(request_s / p)))
+
+
+def quantile_safe_ttl(rule, expected_s, upper_s, request_s, group, cold, alpha):
+    """The per-job rule: the head's quantile times the margin of its group (or of cold starts)."""
+    at = rule["alphas"].index(alpha)
+    if cold:
+        margin = rule["cold_log_margin"][at]
+    else:
+        margin = next((g["log_margin"][at] for g in rule["groups"] if g["group"] == group and not g.get("fallback")),
+                      rule["global_log_margin"][at])
+    t = max(expected_s, upper_s * math.exp(margin))
+    return min(t, request_s) if request_s > 0 else t
 
 
 def safe_ttl(st, expected_s, request_s, group, alpha):
@@ -68,7 +82,12 @@ def main(argv):
         expected = float(answer["expected_wall_s"])
         group = index.get(job.get(st["group_column"], ""), 0)
         want = float(answer["safe_ttl_s"])
-        got = bounded(safe_ttl(st, expected, request, group, alpha), request, min_seconds, max_ttl)
+        if "quantile" in st and answer.get("upper_s"):
+            raw = quantile_safe_ttl(st["quantile"], expected, float(answer["upper_s"]), request, group,
+                                    answer["cold"] == "1", alpha)
+        else:
+            raw = safe_ttl(st, expected, request, group, alpha)
+        got = bounded(raw, request, min_seconds, max_ttl)
         off = abs(got - want)
         if off > want * 0.05 / max(expected, 1.0) + 0.1:
             print(f"job {answer['job_id']}: the sidecar's rule gives {got:.1f} s, predict answered {want:.1f} s")

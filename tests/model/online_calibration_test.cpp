@@ -202,11 +202,13 @@ TEST(OnlineCalibration, AciCappedAimsAtAlphaAndSaturatesAtTheCap) {
   // eval and serve answer with it by name.
   EXPECT_EQ(answering_method_from_name("aci-capped"), OnlineMethod::AciCapped);
   EXPECT_EQ(online_method_name(OnlineMethod::AciCapped), "aci-capped");
-  // The default of the online calibration (the backtest's measured choice), which starts at
-  // its target 0.6 alpha.
+  // The default of the online calibration (the backtest's measured choice), which starts where
+  // the model's own calibration answers, at alpha (then aims at 0.6 alpha), so that before any
+  // outcome it answers what `predict` does.
   const OnlineCalibrationOptions defaults;
   EXPECT_EQ(defaults.method, OnlineMethod::AciCapped);
-  EXPECT_NEAR(OnlineCalibrator(hundred_residuals(), 0.1, defaults).level(), 0.06, 1e-12);
+  EXPECT_EQ(std::string(kDefaultCalibration), "aci-capped");
+  EXPECT_NEAR(OnlineCalibrator(hundred_residuals(), 0.1, defaults).level(), 0.1, 1e-12);
 }
 
 // The batch guard: the n-th job of a user answered since that user's last outcome is asked at
