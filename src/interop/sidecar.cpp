@@ -226,6 +226,7 @@ void apply_sidecar(const nlohmann::json& j, ModelFile& m, const std::string& wha
       const auto heads = unbase64(t, "quantile_heads", what);
       BinaryReader hr(heads, what + ": ttlpred.quantile_heads");
       m.target.quantiles = QuantileHeads::read(hr);
+      if (!hr.at_end()) hr.fail("unexpected trailing bytes");
       if (m.target.quantiles.empty()) throw Error(what + ": a version 3 sidecar needs ttlpred.quantile_heads");
     }
     const auto safe = unbase64(t, "safe_ttl", what);
@@ -239,6 +240,7 @@ void apply_sidecar(const nlohmann::json& j, ModelFile& m, const std::string& wha
         if (safe.empty()) throw Error(what + ": ttlpred.quantile_ttl without ttlpred.safe_ttl");
         BinaryReader qr(rule, what + ": ttlpred.quantile_ttl");
         m.safe_ttl.quantile = QuantileTtlCalibration::read(qr, m.target.quantiles.size());
+        if (!qr.at_end()) qr.fail("unexpected trailing bytes");
       }
     }
     const auto& tr_json = key(j, "training", what, "");

@@ -363,6 +363,23 @@ TEST(OnnxCli, AModelWithQuantileHeadsTravelsWhole) {
   }
   EXPECT_EQ(lines, 3000u);
   EXPECT_EQ(differ, 0u);
+
+  // A sidecar that lost its heads is refused, naming what is missing or what does not fit.
+  auto import_with = [&](nlohmann::json side_changed) {
+    const std::string path = dir + "/changed.json";
+    std::ofstream(path) << side_changed.dump();
+    std::string message;
+    EXPECT_EQ(test::run_cli("import --onnx '" + x.files.onnx + "' --encoder '" + path + "' --out '" + dir + "/x.model'",
+                            &message),
+              1);
+    return message;
+  };
+  nlohmann::json no_heads = side;
+  no_heads["ttlpred"].erase("quantile_heads");
+  EXPECT_NE(import_with(no_heads).find("sidecar key ttlpred.quantile_heads is missing"), std::string::npos);
+  nlohmann::json older = side;
+  older["version"] = 1;
+  EXPECT_NE(import_with(older).find("the graph outputs 7 values per job"), std::string::npos);
 }
 
 // The sidecar carries the safe-TTL rule in plain numbers: from each job's expected wall time,
