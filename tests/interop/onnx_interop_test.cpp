@@ -324,6 +324,11 @@ TEST(OnnxCli, ExportImportAndModelInfoThroughTheProgram) {
 TEST(OnnxCli, AModelWithQuantileHeadsTravelsWhole) {
   const CliExport& x = cli_export(true);
   if (!x.built) GTEST_SKIP() << "ttlpred not built";
+  onnx::ModelProto proto;
+  const auto bytes = read_file_bytes(x.files.onnx);
+  ASSERT_TRUE(proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+  EXPECT_NO_THROW(onnx::checker::check_model(proto));
+  EXPECT_EQ(proto.graph().output(0).type().tensor_type().shape().dim(1).dim_value(), 7);
   const nlohmann::json side = read_json(x.files.sidecar);
   EXPECT_EQ(side["version"], 3);
   EXPECT_EQ(side["target"]["quantiles"]["levels"].size(), 6u);
