@@ -25,12 +25,13 @@ namespace {
 
 using nlohmann::json;
 
-// Recorded (docs/testing.md, "The main job's content", 2026-12-06, AMD EPYC Zen 4, AVX-512):
+// Recorded (docs/testing.md, "The main job's content", 2026-12-07, AMD EPYC Zen 4, AVX-512):
 // trace seed 1, 50 000 jobs, no fine-tunes, 10 000 scored, predicted at match (the main job's
-// default). fp32 RMSE over training seeds 1-3: 1.644, 1.499, 1.520 h, mean 1.554 h (static TTL
-// 14.73 h, oracle 0.83 h); seed 1 (the main job's): kill rate 1.59 % at alpha 1 %, mean safe
-// TTL 0.39 of the request (15.85 h).
-constexpr double kRecordedRmseHours = 1.554;
+// default), the default quantile heads and calibration (aci-capped, batch guard). fp32 RMSE
+// over training seeds 1-3: 1.628, 1.401, 1.469 h, mean 1.499 h (static TTL 14.73 h, oracle
+// 0.83 h); kill rate 0.57, 0.58, 0.47 % at alpha 1 %, mean safe TTL 0.44, 0.58, 0.43 of the
+// request (15.85 h).
+constexpr double kRecordedRmseHours = 1.499;
 constexpr double kAlpha = 0.01;
 
 // The cells of a markdown table row ("| a | b |" -> {"a", "b"}).
@@ -121,16 +122,16 @@ TEST(PipelineCli, TheQuickMainJobReportsWhatAWorkingModelGives) {
   const json& fp32 = variants["fp32"];
   const double rmse = fp32["rmse_hours"].get<double>();
   // Another host trains another model from the same seed: 20 % either way of the training
-  // seeds' mean holds their spread (1.644, 1.499, 1.520 h) and trace seeds 2-3 (1.516,
-  // 1.359 h), and refuses a model a third worse.
+  // seeds' mean holds their spread (1.628, 1.401, 1.469 h) and trace seeds 2-3 (1.622,
+  // 1.372 h), and refuses a model a third worse.
   EXPECT_NEAR(rmse, kRecordedRmseHours, 0.2 * kRecordedRmseHours);
   // A working calibration: the kill rate is bounded and the TTL buys something. The bound is
   // 10 alpha, what a missing or inverted calibration breaks (a TTL at the expected run time
-  // kills about half the jobs), not the overshoot of the static calibration on a later
-  // window, which trace seeds 1-3 put at 1.59 %, 0.87 %, 2.63 % (the per-job safe TTL's
-  // work); the TTL was 0.39, 0.50, 0.30 of the request.
+  // kills about half the jobs). Trace seeds 1-3 put the kill rate at 0.57 %, 0.00 %, 0.53 %
+  // and the TTL at 0.44, 0.82, 0.48 of the request (trace seed 2: the batch guard's cost on a
+  // short trace of long bursts, docs/ACCURACY.md); 0.7 holds training seeds 1-3 of trace seed 1.
   EXPECT_LE(fp32["kill_rate"].get<double>(), 10 * kAlpha);
-  EXPECT_LT(fp32["mean_safe_ttl_hours"].get<double>(), 0.6 * fp32["mean_requested_ttl_hours"].get<double>());
+  EXPECT_LT(fp32["mean_safe_ttl_hours"].get<double>(), 0.7 * fp32["mean_requested_ttl_hours"].get<double>());
   // The variants compute the same model: fused is fp32 reordered; the reduced precisions and
   // int8 stay within 2 % (recorded within 0.8 % on trace seeds 1-3). Pruning to 2:4 without
   // retraining costs what the weights lose (+1.3 %, +78 %, +44 % on trace seeds 1-3): only
@@ -139,9 +140,9 @@ TEST(PipelineCli, TheQuickMainJobReportsWhatAWorkingModelGives) {
   for (const char* name : {"fp16", "bf16", "int8-dynamic", "int8-static"})
     EXPECT_NEAR(variants[name]["rmse_hours"].get<double>(), rmse, 0.02 * rmse) << name;
 
-  // The simulation: static, the model twice (its static calibration, aci-log), the oracle;
-  // every scored job done in each, the oracle never killed, the model's kills resubmitted,
-  // the online level killing fewer than the static calibration (11 against 162 recorded).
+  // The simulation: static, the model twice (the default calibration, aci-log at 0.35 alpha),
+  // the oracle; every scored job done in each, the oracle never killed, the model's kills
+  // resubmitted, aci-log killing no more than the default (30 against 59 recorded).
   std::vector<std::string> policies;
   for (const auto& s : j["simulation"]) {
     std::string policy = s["policy"].get<std::string>();
