@@ -72,13 +72,21 @@ def test_predict_options_match_cli(alice_csv, alice_model):
     assert model.metadata()["variant"] == "int8-dynamic"
 
 
-def test_evaluate_equals_cli_eval(alice_csv, alice_model):
-    ref = json.loads(cli("eval", "--model", alice_model, "--data", alice_csv, "--split", 0.8, "--json"))
-    got = ttlpred.evaluate(alice_model, ttlpred.read_trace(alice_csv), split=0.8)
+@pytest.mark.parametrize("calibration", [None, "static", "aci-log"])
+def test_evaluate_equals_cli_eval(alice_csv, alice_model, calibration):
+    """The default calibration (the service's), and others by eval --calibration's names."""
+    flags = () if calibration is None else ("--calibration", calibration)
+    ref = json.loads(cli("eval", "--model", alice_model, "--data", alice_csv, "--split", 0.8, "--json", *flags))
+    got = ttlpred.evaluate(alice_model, ttlpred.read_trace(alice_csv), split=0.8, calibration=calibration)
     for key in ("rows_scored", "kill_rate", "rmse_hours", "mae_hours", "mean_safe_ttl_hours", "baseline_rmse_hours",
-                "variant", "alpha", "kill_rate_above_alpha"):
+                "variant", "alpha", "kill_rate_above_alpha", "calibration"):
         assert got[key] == ref[key], key
     assert len(got["per_job"]) == ref["rows_scored"]
+
+
+def test_evaluate_refuses_an_unknown_calibration_by_name(alice_csv, alice_model):
+    with pytest.raises(ttlpred.Error, match="nope"):
+        ttlpred.evaluate(alice_model, alice_csv, calibration="nope")
 
 
 def test_python_training_equals_cli_training(alice_csv, alice_model, workdir):
