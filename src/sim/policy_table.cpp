@@ -236,13 +236,11 @@ std::string policy_table_caption(double alpha, const std::vector<GridOptions>& m
       // aci-capped aims at its own share of alpha (--target-scale is the others').
       const bool capped = cal.method == OnlineMethod::AciCapped;
       const double target = capped ? ttlpred::OnlineCalibrationOptions{}.capped_target_scale : o.target_scale;
+      char scale[48] = "";
+      if (!capped) std::snprintf(scale, sizeof scale, " --target-scale %g", o.target_scale);
       char flags[160];
-      if (capped)
-        std::snprintf(flags, sizeof flags, "--calibration %s --gamma %g --batch-guard %s", o.calibration.c_str(), o.gamma,
-                      o.batch_guard ? "on" : "off");
-      else
-        std::snprintf(flags, sizeof flags, "--calibration %s --gamma %g --target-scale %g --batch-guard %s",
-                      o.calibration.c_str(), o.gamma, o.target_scale, o.batch_guard ? "on" : "off");
+      std::snprintf(flags, sizeof flags, "--calibration %s --gamma %g%s --batch-guard %s", o.calibration.c_str(), o.gamma,
+                    scale, o.batch_guard ? "on" : "off");
       std::snprintf(line, sizeof line,
                     "model%s through the `%s` online calibration at gamma %g, target %g alpha%s, fed by the simulated "
                     "job ends (`simulate %s`",
