@@ -10,8 +10,11 @@ constexpr double kHour = 3600;
 
 void TimeSeries::advance(double t) {
   while (last_ < t) {
-    const auto h = static_cast<std::size_t>(std::floor((last_ - start_) / kHour));
-    const double hour_end = start_ + static_cast<double>(h + 1) * kHour;
+    auto h = static_cast<std::size_t>(std::floor((last_ - start_) / kHour));
+    double hour_end = start_ + static_cast<double>(h + 1) * kHour;
+    // At an hour's end, (last_ - start_) / kHour can round just below the hour's number: the
+    // hour found is then the one that just ended, and the loop would stand still.
+    if (hour_end <= last_) hour_end = start_ + static_cast<double>(++h + 1) * kHour;
     const double until = std::min(t, hour_end);
     const double dt = until - last_;
     if (hours_.size() <= h) hours_.resize(h + 1);
