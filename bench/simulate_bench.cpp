@@ -37,7 +37,7 @@ void BM_KthEasyPlusPlusRequest(benchmark::State& state) {
   }
   const sim::SimTrace trace = sim::prepare_trace(std::move(table), 0, nullptr);
   const auto jobs = sim::batch_jobs(trace);
-  const sim::BatchConfig cfg{sim::BatchPolicy::EasyPlusPlus, sim::Estimator::Request, 100};
+  const sim::BatchConfig cfg{sim::BatchPolicy::EasyPlusPlus, sim::Estimator::Request, 100, nullptr, {}};
   for (auto _ : state) benchmark::DoNotOptimize(sim::simulate_batch(jobs, cfg).metrics.avg_bounded_slowdown);
   state.counters["jobs"] = static_cast<double>(jobs.size());
 }

@@ -113,6 +113,13 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
                  "--ttl online: finished jobs before the first model (until then: the user's last two run times)")
       ->capture_default_str();
   cmd.add_option("--train-seed", o.train_seed, "--ttl online: the trainer's seed")->capture_default_str();
+  cmd.add_option("--estimate-scale", o.estimate_scale,
+                 "easy, easy++ with --ttl model or online: the backfilling estimate is the model's expected time times "
+                 "this scale (the safe TTL stays the first correction); auto: chosen each week of simulated time among "
+                 "1, 1/2, 1/4, 1/8, 1/16 by replaying the last four weeks' ended jobs with each (the least aggressive "
+                 "within one standard error of the lowest average bounded slowdown); a number in (0, 1]: that scale")
+      ->check(parsed_by("--estimate-scale", "SCALE", [](const std::string& text) { sim::estimate_scale_from_text(text); }))
+      ->capture_default_str();
   add_bound_options(cmd, o.bounds);
   cmd.add_option("--out", o.out,
                  "write DIR/schedule.csv (per job), DIR/timeseries.csv (per hour) and DIR/report.html (the hourly series drawn)");
@@ -139,6 +146,8 @@ std::optional<Predictor> load_simulate_model(const SimulateCliOptions& o) {
   if (cal.method != OnlineMethod::Static && o.calibration != kDefaultCalibration &&
       !(grid && (o.ttl == "model" || o.ttl == "online")))
     throw Error("simulate: --calibration " + o.calibration + " applies to --scheduler jalien --ttl model or online");
+  if (o.estimate_scale != "auto" && !((o.scheduler == "easy" || o.scheduler == "easy++") && (o.ttl == "model" || o.ttl == "online")))
+    throw Error("simulate: --estimate-scale applies to --scheduler easy or easy++ with --ttl model or online");
   std::optional<Predictor> predictor;
   if (!o.model.empty()) predictor.emplace(Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds)));
   return predictor;
@@ -223,6 +232,7 @@ nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Pre
     cfg.estimator = o.ttl == "request" ? sim::Estimator::Request : o.ttl == "last2" ? sim::Estimator::Last2
                     : o.ttl == "model" ? sim::Estimator::Model : o.ttl == "online" ? sim::Estimator::Online
                     : sim::Estimator::Oracle;
+    if (o.ttl == "model" || o.ttl == "online") cfg.scale = sim::estimate_scale_from_text(o.estimate_scale);
     const auto jobs = sim::batch_jobs(st);
     std::optional<sim::OnlineModel> online;
     std::optional<sim::OnlineModelEstimates> estimates;
@@ -234,6 +244,12 @@ nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Pre
     sim::BatchResult r = sim::simulate_batch(jobs, cfg);
     j["procs"] = procs;
     j.update(sim::metrics_json(r.metrics));
+    if (o.ttl == "model" || o.ttl == "online") {
+      j["estimate_scale_option"] = o.estimate_scale;
+      j["estimate_scale"] = r.metrics.estimate_scale;
+      j["mean_estimate_scale"] = r.metrics.mean_estimate_scale;
+      j["estimate_scale_replays"] = r.metrics.estimate_scale_replays;
+    }
     if (online) j["online"] = online_model_json(o, online->stats());
     if (!o.out.empty()) sim::write_batch_outputs(o.out, jobs, r);
     hours = std::move(r.hours);

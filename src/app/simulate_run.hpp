@@ -42,6 +42,8 @@ struct SimulateCliOptions {
   std::string retrain_every = duration_text(sim::OnlineModelOptions{}.retrain_every_s);
   std::size_t online_min_jobs = sim::OnlineModelOptions{}.min_outcomes;
   std::uint64_t train_seed = TrainConfig{}.seed;
+  // easy, easy++ with --ttl model or online: the backfilling estimate's scale (sim/estimate_scale.hpp).
+  std::string estimate_scale = "auto";
   int procs = 0, max_retries = sim::GridOptions{}.max_retries;
   std::uint64_t seed = sim::GridOptions{}.seed;
   BoundOptions bounds;

@@ -1,6 +1,7 @@
 #include "sim/batch_scheduler.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <string>
 #include <unordered_map>
@@ -24,9 +25,12 @@ class BatchSimulation {
  public:
   BatchSimulation(const std::vector<BatchJob>& jobs, const BatchConfig& config)
       : jobs_(jobs), config_(config), out_(jobs.size()), estimate_(jobs.size()), safe_(jobs.size()), est_end_(jobs.size()),
-        stage_(jobs.size(), 0), started_(jobs.size(), 0), run_(jobs.size()), series_(first_submit(jobs)) {
+        stage_(jobs.size(), 0), started_(jobs.size(), 0), run_(jobs.size()), given_(jobs.size(), 0),
+        model_answered_(jobs.size(), 0), series_(first_submit(jobs)) {
     free_ = config.machine_procs;
     series_.set_capacity(config.machine_procs);
+    scale_ = config.scale.candidates.empty() ? 1.0 : config.scale.candidates.front();
+    next_choice_ = first_submit(jobs) + config.scale.every_s;
   }
 
   BatchResult run() {
@@ -63,6 +67,9 @@ class BatchSimulation {
     if (config_.machine_procs <= 0) throw Error("simulate: the machine has no processors (give --procs)");
     if (config_.estimator == Estimator::Online && config_.source == nullptr)
       throw Error("simulate: the online estimator has no source");
+    for (double c : config_.scale.candidates)
+      if (!(c > 0 && c <= 1)) throw Error("simulate: an estimate scale must be in (0, 1], got " + std::to_string(c));
+    if (config_.scale.candidates.empty()) throw Error("simulate: no estimate scale");
     for (const auto& b : jobs_) {
       if (b.procs > config_.machine_procs)
         throw Error("simulate: job " + std::to_string(b.id) + " needs " + std::to_string(b.procs) +
@@ -88,16 +95,70 @@ class BatchSimulation {
     switch (config_.estimator) {
       case Estimator::Request: return b.request;
       case Estimator::Oracle: return run_[j];
-      case Estimator::Model: safe_[j] = b.model_safe; return b.model_expected;
+      case Estimator::Model: safe_[j] = b.model_safe; return model_answer(j, b.model_expected);
       case Estimator::Last2: return last_two(b);
       case Estimator::Online: {
         const auto e = config_.source->estimate(j, t);
-        if (!e) return last_two(b);
+        if (!e) return given_[j] = last_two(b);
         safe_[j] = e->safe_s;
-        return e->expected_s;
+        return model_answer(j, e->expected_s);
       }
     }
     return b.request;
+  }
+
+  // A model's expected time as the backfilling estimate: scaled, and kept unscaled for replays.
+  double model_answer(std::size_t j, double expected) {
+    given_[j] = expected;
+    model_answered_[j] = 1;
+    scale_sum_ += scale_;
+    ++scale_count_;
+    return scale_ * expected;
+  }
+
+  // Every `every_s`, the jobs submitted in the `window_s` before the oldest job still waiting
+  // or running (so every one of them has ended: a replay of the last jobs to end alone would
+  // hold the short ones and miss the long) simulated again alone, with each candidate scale
+  // times the estimates they were given (their safe TTLs as the first correction). The least
+  // aggressive scale whose average bounded slowdown is within one standard error (of the
+  // paired per-job differences) of the lowest answers from now on: a smaller scale must earn
+  // its place by more than the replay's noise (the one-standard-error rule of cross-validation).
+  void maybe_choose_scale(double t) {
+    const EstimateScaleOptions& o = config_.scale;
+    if (!o.chosen() || t < next_choice_) return;
+    while (next_choice_ <= t) next_choice_ += o.every_s;
+    while (complete_ < arrived_.size() && out_[arrived_[complete_]].end > 0) ++complete_;
+    if (complete_ == 0) return;
+    const double until = jobs_[arrived_[complete_ - 1]].submit;
+    std::size_t first = complete_;
+    while (first > 0 && jobs_[arrived_[first - 1]].submit >= until - o.window_s) --first;
+    if (complete_ - first < o.min_jobs) return;
+    BatchConfig replay{config_.policy, Estimator::Model, config_.machine_procs, nullptr, EstimateScaleOptions{}};
+    std::vector<BatchJob> jobs(complete_ - first);
+    std::vector<std::vector<double>> bsld(o.candidates.size(), std::vector<double>(jobs.size()));
+    std::vector<double> mean(o.candidates.size(), 0.0);
+    for (std::size_t k = 0; k < o.candidates.size(); ++k) {
+      for (std::size_t i = 0; i < jobs.size(); ++i) {
+        const std::size_t j = arrived_[first + i];
+        jobs[i] = jobs_[j];
+        jobs[i].model_expected = model_answered_[j] ? o.candidates[k] * given_[j] : given_[j];
+        jobs[i].model_safe = safe_[j];
+      }
+      const BatchResult r = BatchSimulation(jobs, replay).run();
+      for (std::size_t i = 0; i < jobs.size(); ++i) {
+        bsld[k][i] = bounded_slowdown(r.outcomes[i].start - jobs[i].submit, run_[arrived_[first + i]]);
+        mean[k] += bsld[k][i] / static_cast<double>(jobs.size());
+      }
+    }
+    const std::size_t lowest = static_cast<std::size_t>(std::min_element(mean.begin(), mean.end()) - mean.begin());
+    std::size_t pick = lowest;
+    for (std::size_t k = 0; k < lowest; ++k)
+      if (mean[k] - mean[lowest] <= paired_standard_error(bsld[k], bsld[lowest])) {
+        pick = k;
+        break;
+      }
+    scale_ = o.candidates[pick];
+    ++replays_;
   }
 
   // The estimate after a job outlived `elapsed` seconds of it; never at or below elapsed.
@@ -111,6 +172,8 @@ class BatchSimulation {
   void handle(double t, int kind, const Payload& p) {
     const std::size_t j = p.job;
     if (kind == kArrive) {
+      maybe_choose_scale(t);
+      if (config_.scale.chosen()) arrived_.push_back(j);
       estimate_[j] = std::max(1.0, initial_estimate(j, t));
       queue_.push_back(j);
     } else if (kind == kFinish) {
@@ -209,6 +272,9 @@ class BatchSimulation {
     m.makespan_s = last_end_ - first_submit(jobs_);
     m.utilization = m.makespan_s > 0 ? work / (config_.machine_procs * m.makespan_s) : 0;
     m.cpu_hours_used = work / 3600;
+    m.estimate_scale = scale_;
+    m.estimate_scale_replays = replays_;
+    m.mean_estimate_scale = scale_count_ > 0 ? scale_sum_ / static_cast<double>(scale_count_) : scale_;
     return m;
   }
 
@@ -224,6 +290,12 @@ class BatchSimulation {
   std::vector<int> stage_;
   std::vector<char> started_;
   std::vector<double> run_;
+  std::vector<double> given_;          // the unscaled estimate each job was given on arrival
+  std::vector<char> model_answered_;  // 1: the model answered it (its estimate is scaled)
+  std::vector<std::size_t> arrived_;   // jobs in arrival order (for the replays)
+  std::size_t complete_ = 0;           // arrived_[0, complete_) have all ended
+  double scale_ = 1, next_choice_ = 0, scale_sum_ = 0;
+  std::size_t scale_count_ = 0, replays_ = 0;
   EventQueue<Payload> events_;
   std::vector<std::size_t> queue_, running_, candidates_;
   std::vector<std::pair<double, int>> ends_;
@@ -235,6 +307,20 @@ class BatchSimulation {
 };
 
 }  // namespace
+
+double paired_standard_error(const std::vector<double>& a, const std::vector<double>& b) {
+  const std::size_t n = a.size();
+  if (n < 2) return 0;
+  double sum = 0, sum2 = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double d = a[i] - b[i];
+    sum += d;
+    sum2 += d * d;
+  }
+  const double m = sum / static_cast<double>(n);
+  const double var = std::max(0.0, (sum2 - static_cast<double>(n) * m * m) / static_cast<double>(n - 1));
+  return std::sqrt(var / static_cast<double>(n));
+}
 
 double bounded_slowdown(double wait_s, double run_s, double threshold_s) {
   return std::max(1.0, (wait_s + run_s) / std::max(run_s, threshold_s));

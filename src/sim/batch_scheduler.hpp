@@ -17,6 +17,8 @@
 //   sim/online_model.hpp; the user's last two where it has no answer yet). When a running
 //   job outlives its estimate, the estimate is corrected (counted): last2 -> the request;
 //   model and online -> the safe TTL, then the request.
+// - The model's (and online's) expected time is scaled for backfilling: by a fixed scale, or
+//   by one chosen each week by replaying the ended jobs (sim/estimate_scale.hpp).
 // Deterministic: no randomness; ties are broken by arrival order.
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/estimate_scale.hpp"
 #include "sim/time_series.hpp"
 
 namespace ttlpred::sim {
@@ -62,6 +65,7 @@ struct BatchConfig {
   Estimator estimator = Estimator::Request;
   int machine_procs = 0;
   EstimateSource* source = nullptr;  // Estimator::Online's (not owned)
+  EstimateScaleOptions scale;        // Estimator::Model's and Online's model answers
 };
 
 struct BatchJobOutcome {
@@ -79,6 +83,10 @@ struct BatchMetrics {
   std::size_t corrections = 0;
   std::size_t backfilled = 0;  // jobs started ahead of an earlier-arrived waiting job
   double cpu_hours_used = 0;
+  // The backfilling estimate's scale (sim/estimate_scale.hpp): the last one chosen (the fixed
+  // one), the replays that chose, and its mean over the jobs the model answered.
+  double estimate_scale = 1, mean_estimate_scale = 1;
+  std::size_t estimate_scale_replays = 0;
 };
 
 struct BatchResult {
@@ -90,6 +98,9 @@ struct BatchResult {
 // Throws Error when a job needs more processors than the machine has, when the estimator
 // needs requests a job lacks, or Estimator::Online has no source.
 BatchResult simulate_batch(const std::vector<BatchJob>& jobs, const BatchConfig& config);
+
+// The standard error of the mean of the paired differences a[i] - b[i] (0 below two pairs).
+double paired_standard_error(const std::vector<double>& a, const std::vector<double>& b);
 
 // Bounded slowdown with the customary 10 s threshold (Feitelson et al. 1997).
 double bounded_slowdown(double wait_s, double run_s, double threshold_s = 10);

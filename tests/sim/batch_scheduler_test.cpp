@@ -17,7 +17,7 @@ BatchJob job(std::int64_t id, double submit, int procs, double run, double reque
 }
 
 BatchResult run(const std::vector<BatchJob>& jobs, BatchPolicy p, Estimator e = Estimator::Request, int procs = 4) {
-  return simulate_batch(jobs, BatchConfig{p, e, procs});
+  return simulate_batch(jobs, BatchConfig{p, e, procs, nullptr, {}});
 }
 
 // A holds 3 of 4 processors until 100; B needs all 4, so it is reserved at 100 with no extra
@@ -182,7 +182,7 @@ TEST(BatchScheduler, OnlineEstimatesComeFromTheSourceWithTheLastTwoAsFallback) {
   const std::vector<BatchJob> jobs = {job(1, 0, 1, 10, 100), job(2, 0, 1, 20, 100), job(3, 50, 1, 30, 100),
                                       job(4, 50, 1, 30, 100)};
   CheckingSource src({std::nullopt, std::nullopt, std::nullopt, EstimateSource::Estimate{5, 40}});
-  BatchConfig c{BatchPolicy::Easy, Estimator::Online, 4};
+  BatchConfig c{BatchPolicy::Easy, Estimator::Online, 4, nullptr, {}};
   c.source = &src;
   const BatchResult r = simulate_batch(jobs, c);
   EXPECT_EQ(src.asked, (std::vector<int>{1, 1, 1, 1}));
@@ -208,7 +208,7 @@ TEST(BatchScheduler, OnlineSourceSeesOnlyThePast) {
   for (std::size_t i = 0; i < jobs.size(); i += 2) answers[i] = EstimateSource::Estimate{jobs[i].run * 0.5, jobs[i].run * 2};
   for (const BatchPolicy p : {BatchPolicy::Fcfs, BatchPolicy::Easy, BatchPolicy::EasyPlusPlus}) {
     CheckingSource src(answers);
-    BatchConfig c{p, Estimator::Online, 64};
+    BatchConfig c{p, Estimator::Online, 64, nullptr, {}};
     c.source = &src;
     simulate_batch(jobs, c);
     EXPECT_TRUE(std::all_of(src.asked.begin(), src.asked.end(), [](int n) { return n == 1; }));

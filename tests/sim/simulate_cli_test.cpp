@@ -195,6 +195,20 @@ TEST_F(SimulateCliOnTrace, BatchWithTheOnlineLearningLoop) {
   EXPECT_EQ(o["retrain_every"], "30m");
   EXPECT_GT(o["train_seconds"].get<double>(), 0);
   EXPECT_NE(out.find("simulate: online model 1 trained on "), std::string::npos) << out;
+  EXPECT_EQ(on["estimate_scale_option"], "auto");
+  EXPECT_GE(on["estimate_scale_replays"].get<int>(), 0);
+
+  // A fixed backfilling scale answers every model estimate with it; it applies to batch
+  // schedulers with a model only.
+  ASSERT_EQ(test::run_cli(base + "--ttl online --online-min-jobs 500 --retrain-every 30m --estimate-scale 0.5", &out), 0) << out;
+  const nlohmann::json half = last_json(out);
+  EXPECT_EQ(half["estimate_scale"], 0.5);
+  EXPECT_EQ(half["mean_estimate_scale"], 0.5);
+  EXPECT_EQ(half["estimate_scale_replays"], 0);
+  EXPECT_NE(test::run_cli(base + "--ttl online --estimate-scale 2", &out), 0);
+  EXPECT_NE(out.find("--estimate-scale"), std::string::npos) << out;
+  EXPECT_EQ(test::run_cli(base + "--ttl last2 --estimate-scale 0.5", &out), 1);
+  EXPECT_NE(out.find("--estimate-scale applies to --scheduler easy or easy++ with --ttl model or online"), std::string::npos) << out;
 
   ASSERT_EQ(test::run_cli(base + "--ttl online --retrain-every 0", &out), 0) << out;
   const nlohmann::json off = last_json(out);
