@@ -146,7 +146,7 @@ std::optional<Predictor> load_simulate_model(const SimulateCliOptions& o) {
   if (cal.method != OnlineMethod::Static && o.calibration != kDefaultCalibration &&
       !(grid && (o.ttl == "model" || o.ttl == "online")))
     throw Error("simulate: --calibration " + o.calibration + " applies to --scheduler jalien --ttl model or online");
-  if (o.estimate_scale != "auto" && !((o.scheduler == "easy" || o.scheduler == "easy++") && (o.ttl == "model" || o.ttl == "online")))
+  if (o.estimate_scale != sim::kDefaultEstimateScale && !((o.scheduler == "easy" || o.scheduler == "easy++") && (o.ttl == "model" || o.ttl == "online")))
     throw Error("simulate: --estimate-scale applies to --scheduler easy or easy++ with --ttl model or online");
   std::optional<Predictor> predictor;
   if (!o.model.empty()) predictor.emplace(Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds)));

@@ -17,6 +17,7 @@
 #include "pipeline/split.hpp"
 #include "predict/predictor.hpp"
 #include "learn/duration.hpp"
+#include "sim/estimate_scale.hpp"
 #include "sim/jalien_stats.hpp"
 #include "sim/online_model.hpp"
 #include "sim/policy_table.hpp"
@@ -43,7 +44,7 @@ struct SimulateCliOptions {
   std::size_t online_min_jobs = sim::OnlineModelOptions{}.min_outcomes;
   std::uint64_t train_seed = TrainConfig{}.seed;
   // easy, easy++ with --ttl model or online: the backfilling estimate's scale (sim/estimate_scale.hpp).
-  std::string estimate_scale = "auto";
+  std::string estimate_scale = sim::kDefaultEstimateScale;
   int procs = 0, max_retries = sim::GridOptions{}.max_retries;
   std::uint64_t seed = sim::GridOptions{}.seed;
   BoundOptions bounds;

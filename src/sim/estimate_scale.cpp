@@ -9,7 +9,7 @@ namespace ttlpred::sim {
 
 EstimateScaleOptions estimate_scale_from_text(const std::string& text) {
   EstimateScaleOptions o;
-  if (text == "auto") {
+  if (text == kDefaultEstimateScale) {
     o.candidates = {1.0, 0.5, 0.25, 0.125, 0.0625};
     return o;
   }

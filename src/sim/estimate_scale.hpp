@@ -20,6 +20,9 @@
 
 namespace ttlpred::sim {
 
+// --estimate-scale's default: the scale chosen by replay.
+inline constexpr const char* kDefaultEstimateScale = "auto";
+
 struct EstimateScaleOptions {
   // One scale: fixed. Several: chosen by replay; the first answers until the first choice
   // and wins ties (so list the least aggressive first).

@@ -196,7 +196,12 @@ TEST_F(SimulateCliOnTrace, BatchWithTheOnlineLearningLoop) {
   EXPECT_GT(o["train_seconds"].get<double>(), 0);
   EXPECT_NE(out.find("simulate: online model 1 trained on "), std::string::npos) << out;
   EXPECT_EQ(on["estimate_scale_option"], "auto");
-  EXPECT_GE(on["estimate_scale_replays"].get<int>(), 0);
+  // The trace spans four weekly replays; what they choose depends on the models.
+  EXPECT_EQ(on["estimate_scale_replays"], 4);
+  const double scale = on["estimate_scale"].get<double>();
+  EXPECT_TRUE(scale == 1 || scale == 0.5 || scale == 0.25 || scale == 0.125 || scale == 0.0625) << scale;
+  EXPECT_GT(on["mean_estimate_scale"].get<double>(), 0.06);
+  EXPECT_LE(on["mean_estimate_scale"].get<double>(), 1.0);
 
   // A fixed backfilling scale answers every model estimate with it; it applies to batch
   // schedulers with a model only.
