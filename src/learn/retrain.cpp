@@ -164,9 +164,11 @@ RetrainResult retrain(const JobTable& outcomes, const ModelFile& current, const 
     fit.group_column = current.safe_ttl.group_column;
   } else {
     // A candidate from scratch learns what the current model learns: its run time, or its
-    // distance from a history estimate (a fine-tune keeps the starting model's base), from
-    // the same history keys at the same prediction time (or a service could not swap it in).
+    // distance from a history estimate (a fine-tune keeps the starting model's base), with
+    // the same quantile heads (each job's own safe TTL), from the same history keys at the
+    // same prediction time (or a service could not swap it in).
     fit.residual = !current.target.residual.empty();
+    fit.train.quantile_levels = current.target.quantiles.levels;
     const FeatureEncoder encoder = FeatureEncoder::from_bytes(current.encoder, "the current model's encoder");
     const HistoryConfig& history = encoder.history_config();
     fit.encoder.piecewise_bins = encoder.piecewise_bins();

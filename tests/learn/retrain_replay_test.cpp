@@ -123,11 +123,13 @@ TEST(Retrain, AHoldoutFromOneSourceCannotDecide) {
 
 TEST(Retrain, ACandidateFromScratchLearnsWhatTheCurrentModelLearns) {
   // A residual model's scratch candidate is residual too (its own base, chosen on the window),
-  // and a plain model's stays plain: the retrain does not change the kind of target it serves.
-  // Its history keys and prediction time are the current model's, so a service can swap it in.
+  // with the same quantile heads, and a plain model's stays plain and mean-only: the retrain
+  // does not change the kind of target it serves. Its history keys and prediction time are the
+  // current model's, so a service can swap it in.
   FitOptions f;
   tiny(f.train);
   f.train.max_epochs = 2;
+  f.train.quantile_levels = {0.5f, 0.9f, 0.99f};
   f.residual = true;
   f.request_key = true;
   f.at = PredictionTime::Match;
@@ -143,10 +145,13 @@ TEST(Retrain, ACandidateFromScratchLearnsWhatTheCurrentModelLearns) {
   o.fit.train.max_epochs = 2;
   const RetrainResult r = retrain(drift_trace(), residual, o);
   EXPECT_FALSE(r.model.target.residual.empty());
+  EXPECT_EQ(r.model.target.quantiles.levels, residual.target.quantiles.levels);
+  EXPECT_FALSE(r.model.safe_ttl.quantile.empty());
   EXPECT_EQ(history_of(r.model), trained);
   EXPECT_EQ(r.reason.find("history features differ"), std::string::npos) << r.reason;
   const ModelFile plain = retrain(drift_trace(), current_model(), o).model;
   EXPECT_TRUE(plain.target.residual.empty());
+  EXPECT_TRUE(plain.target.quantiles.empty());
   EXPECT_EQ(history_of(plain), history_of(current_model()));
   const auto& plain_keys = history_of(plain).keys;
   EXPECT_EQ(std::find(plain_keys.begin(), plain_keys.end(), HistoryKey::UserRequest), plain_keys.end());
