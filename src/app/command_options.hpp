@@ -115,6 +115,7 @@ struct ModelChoiceOptions {
   std::string quantiles = kDefaultQuantileLevels;
   // --piecewise-bins N: the encoder's piecewise-linear bins per numeric column (EncoderOptions).
   std::uint32_t piecewise_bins = FitOptions{}.encoder.piecewise_bins;
+  bool operator==(const ModelChoiceOptions&) const = default;
 };
 void add_model_choice_options(CLI::App& cmd, ModelChoiceOptions& choices);
 // Sets the choices in `fit`; throws Error naming the option for a value other than on or off.

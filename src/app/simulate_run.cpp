@@ -27,6 +27,7 @@ sim::OnlineModelOptions online_model_options(const SimulateCliOptions& o) {
   sim::OnlineModelOptions m;
   m.retrain_every_s = parse_duration(o.retrain_every, "--retrain-every");
   m.min_outcomes = o.online_min_jobs;
+  apply_model_choices(o.choices, m.fit);
   m.fit.train.seed = o.train_seed;
   m.predictor = predictor_options(o.variant, o.isa, o.alpha, o.bounds);
   return m;
@@ -57,7 +58,8 @@ sim::GridOptions grid_options(const SimulateCliOptions& o, const SimulateProgres
 nlohmann::json online_model_json(const SimulateCliOptions& o, const sim::OnlineModelStats& s) {
   nlohmann::json j = {{"retrain_every", o.retrain_every}, {"min_jobs", o.online_min_jobs}, {"train_seed", o.train_seed},
                       {"alpha", o.alpha},                 {"retrains", s.retrains},      {"predicted_jobs", s.predicted},
-                      {"fallback_jobs", s.fallbacks},     {"train_seconds", s.train_seconds}};
+                      {"fallback_jobs", s.fallbacks},     {"train_seconds", s.train_seconds},
+                      {"quantiles", o.choices.quantiles}};
   if (s.first_model_at_s >= 0) j["first_model_at_s"] = s.first_model_at_s;
   return j;
 }
@@ -113,6 +115,7 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
                  "--ttl online: finished jobs before the first model (until then: the user's last two run times)")
       ->capture_default_str();
   cmd.add_option("--train-seed", o.train_seed, "--ttl online: the trainer's seed")->capture_default_str();
+  add_model_choice_options(cmd, o.choices);  // --ttl online's models: train's choices, with its defaults
   cmd.add_option("--estimate-scale", o.estimate_scale,
                  "easy, easy++ with --ttl model or online: the backfilling estimate is the model's expected time times "
                  "this scale (the safe TTL stays the first correction); auto: chosen each week of simulated time among "
@@ -148,6 +151,9 @@ std::optional<Predictor> load_simulate_model(const SimulateCliOptions& o) {
     throw Error("simulate: --calibration " + o.calibration + " applies to --scheduler jalien --ttl model or online");
   if (o.estimate_scale != sim::kDefaultEstimateScale && !((o.scheduler == "easy" || o.scheduler == "easy++") && (o.ttl == "model" || o.ttl == "online")))
     throw Error("simulate: --estimate-scale applies to --scheduler easy or easy++ with --ttl model or online");
+  if (!(o.choices == ModelChoiceOptions{}) && o.ttl != "online")
+    throw Error("simulate: --quantiles, --piecewise-bins, --residual, --request-key, --censored-rates and --system-key "
+                "apply to --ttl online (the models it trains; --ttl model's were chosen at train)");
   std::optional<Predictor> predictor;
   if (!o.model.empty()) predictor.emplace(Predictor::load(o.model, predictor_options(o.variant, o.isa, o.alpha, o.bounds)));
   return predictor;

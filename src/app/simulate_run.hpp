@@ -43,6 +43,8 @@ struct SimulateCliOptions {
   std::string retrain_every = duration_text(sim::OnlineModelOptions{}.retrain_every_s);
   std::size_t online_min_jobs = sim::OnlineModelOptions{}.min_outcomes;
   std::uint64_t train_seed = TrainConfig{}.seed;
+  // --ttl online: what the loop's models learn, with train's defaults (quantile heads ...).
+  ModelChoiceOptions choices;
   // easy, easy++ with --ttl model or online: the backfilling estimate's scale (sim/estimate_scale.hpp).
   std::string estimate_scale = sim::kDefaultEstimateScale;
   int procs = 0, max_retries = sim::GridOptions{}.max_retries;
