@@ -114,12 +114,6 @@ OnlineCalibrator::OnlineCalibrator(SafeTtlCalibration start, double alpha, const
 }
 
 double OnlineCalibrator::raw_ttl(const OnlineJob& job, double level) const {
-  // At or below level 0 ACI answers its whole set (Gibbs and Candes 2021), here the longest TTL
-  // a job may have: its request. The calibration's loosest TTL (its largest residual) is what
-  // the kills that took the level there already outran: answered again, it keeps killing and
-  // the level falls without end (an online model's first calibrations, on the first and
-  // shortest jobs to end). With the whole set nothing is killed, and the level climbs back.
-  if (level <= 0 && job.requested_s > 0) return bound_ ? bound_(job.requested_s, job.requested_s) : job.requested_s;
   double raw = calibration_.safe_ttl(job.pred_s, job.upper_s, job.group, clamp_level(level), job.requested_s, job.cold);
   if (options_.method == OnlineMethod::AciHistory && !history_rule_.values.empty() && job.history_q99_s > 0)
     // The history's bound, but never below the job's own expected wall time (as the calibration's).

@@ -49,9 +49,8 @@
 // A user's jobs that arrive one by one between outcomes keep a_t; a burst of 100 answered
 // before any of them ends gets a_t / 10 for its last job. The kill a burst may spend at once
 // grows as sqrt(n) instead of n. It steps nothing: the levels above learn as before.
-// The level is clamped to [kMinLevel, kMaxLevel] when the calibration is asked; a level at or
-// below 0 is ACI's whole set: the job's request answers (a job without one: the largest
-// residual, as loose as the calibration goes).
+// The level is clamped to [kMinLevel, kMaxLevel] when the calibration is asked (a level at or
+// below 0 means "as loose as the calibration goes": the request, or the largest residual).
 #include <array>
 #include <cstdint>
 #include <deque>

@@ -187,15 +187,6 @@ TEST(OnlineCalibration, AciCappedAimsAtAlphaAndSaturatesAtTheCap) {
   EXPECT_NEAR(c.decide(job()).ttl_s, 100 * std::exp(0.99), 1e-3);
   EXPECT_EQ(c.kills(), 22u);
   EXPECT_EQ(c.outcomes(), 123u);
-  // A job with a request gets ACI's whole set there, its request, where the calibration's
-  // loosest TTL (269 s) would kill it again; not killed, the level climbs back by its step.
-  OnlineJob asked = job();
-  asked.requested_s = 2000;
-  const OnlineDecision whole = c.decide(asked);
-  EXPECT_EQ(whole.ttl_s, 2000);
-  c.observe(whole, 1500);
-  EXPECT_NEAR(c.level(), -0.038, 1e-12);
-  EXPECT_EQ(c.kills(), 22u);
 
   // The learned level survives a snapshot, and only into an aci-capped calibrator.
   BinaryWriter w;
