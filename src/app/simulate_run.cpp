@@ -115,7 +115,7 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
                  "--ttl online: finished jobs before the first model (until then: the user's last two run times)")
       ->capture_default_str();
   cmd.add_option("--train-seed", o.train_seed, "--ttl online: the trainer's seed")->capture_default_str();
-  add_model_choice_options(cmd, o.choices);  // --ttl online's models: train's choices, with its defaults
+  add_model_choice_options(cmd, o.choices);  // --ttl online's models: train's choices
   cmd.add_option("--estimate-scale", o.estimate_scale,
                  "easy, easy++ with --ttl model or online: the backfilling estimate is the model's expected time times "
                  "this scale (the safe TTL stays the first correction); auto: chosen each week of simulated time among "
@@ -151,7 +151,7 @@ std::optional<Predictor> load_simulate_model(const SimulateCliOptions& o) {
     throw Error("simulate: --calibration " + o.calibration + " applies to --scheduler jalien --ttl model or online");
   if (o.estimate_scale != sim::kDefaultEstimateScale && !((o.scheduler == "easy" || o.scheduler == "easy++") && (o.ttl == "model" || o.ttl == "online")))
     throw Error("simulate: --estimate-scale applies to --scheduler easy or easy++ with --ttl model or online");
-  if (!(o.choices == ModelChoiceOptions{}) && o.ttl != "online")
+  if (!(o.choices == online_model_choices()) && o.ttl != "online")
     throw Error("simulate: --quantiles, --piecewise-bins, --residual, --request-key, --censored-rates and --system-key "
                 "apply to --ttl online (the models it trains; --ttl model's were chosen at train)");
   std::optional<Predictor> predictor;

@@ -25,6 +25,13 @@
 
 namespace ttlpred::app {
 
+// The model choices of --ttl online's loop by default.
+inline ModelChoiceOptions online_model_choices() {
+  ModelChoiceOptions c;
+  c.quantiles = "off";
+  return c;
+}
+
 struct SimulateCliOptions {
   std::string scheduler = "easy", ttl = "request", model, out, variant = "auto", isa;
   // jalien, --ttl model: the calibration answering (sim/online_ttl.hpp) and its mondrian key;
@@ -43,8 +50,9 @@ struct SimulateCliOptions {
   std::string retrain_every = duration_text(sim::OnlineModelOptions{}.retrain_every_s);
   std::size_t online_min_jobs = sim::OnlineModelOptions{}.min_outcomes;
   std::uint64_t train_seed = TrainConfig{}.seed;
-  // --ttl online: what the loop's models learn, with train's defaults (quantile heads ...).
-  ModelChoiceOptions choices;
+  // --ttl online: what the loop's models learn: train's choices and defaults, but mean-only
+  // (docs/SIMULATION.md, "The loop's models": heads from an empty start over-kill in jalien).
+  ModelChoiceOptions choices = online_model_choices();
   // easy, easy++ with --ttl model or online: the backfilling estimate's scale (sim/estimate_scale.hpp).
   std::string estimate_scale = sim::kDefaultEstimateScale;
   int procs = 0, max_retries = sim::GridOptions{}.max_retries;

@@ -195,7 +195,7 @@ TEST_F(SimulateCliOnTrace, BatchWithTheOnlineLearningLoop) {
   EXPECT_EQ(o["train_seed"], 2);
   EXPECT_EQ(o["retrain_every"], "30m");
   EXPECT_GT(o["train_seconds"].get<double>(), 0);
-  EXPECT_EQ(o["quantiles"], kDefaultQuantileLevels);  // the loop's models are train's: with heads
+  EXPECT_EQ(o["quantiles"], "off");  // the loop's models are mean-only by default
   EXPECT_NE(out.find("simulate: online model 1 trained on "), std::string::npos) << out;
   EXPECT_EQ(on["estimate_scale_option"], "auto");
   // The trace spans four weekly replays; what they choose depends on the models.
@@ -231,9 +231,9 @@ TEST_F(SimulateCliOnTrace, BatchWithTheOnlineLearningLoop) {
   EXPECT_EQ(test::run_cli(base + "--ttl online --online-min-jobs 10", &out), 1);
   EXPECT_NE(out.find("--online-min-jobs must be at least 200"), std::string::npos) << out;
   // The models' choices are train's options; they say nothing where no model is trained.
-  ASSERT_EQ(test::run_cli(base + "--ttl online --retrain-every 0 --quantiles off", &out), 0) << out;
-  EXPECT_EQ(last_json(out)["online"]["quantiles"], "off");
-  EXPECT_EQ(test::run_cli(base + "--ttl last2 --quantiles off", &out), 1);
+  ASSERT_EQ(test::run_cli(base + "--ttl online --retrain-every 0 --quantiles " + kDefaultQuantileLevels, &out), 0) << out;
+  EXPECT_EQ(last_json(out)["online"]["quantiles"], kDefaultQuantileLevels);
+  EXPECT_EQ(test::run_cli(base + "--ttl last2 --quantiles 0.5,0.99", &out), 1);
   EXPECT_NE(out.find("apply to --ttl online"), std::string::npos) << out;
   EXPECT_NE(test::run_cli(base + "--ttl online --quantiles 0.5,2", &out), 0);
 }
