@@ -23,11 +23,19 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The loop's heads, --quantiles auto read for the scheduler (kLoopQuantilesAuto).
+std::string loop_quantiles(const SimulateCliOptions& o) {
+  if (o.choices.quantiles != kLoopQuantilesAuto) return o.choices.quantiles;
+  return o.scheduler == "jalien" ? "off" : kDefaultQuantileLevels;
+}
+
 sim::OnlineModelOptions online_model_options(const SimulateCliOptions& o) {
   sim::OnlineModelOptions m;
   m.retrain_every_s = parse_duration(o.retrain_every, "--retrain-every");
   m.min_outcomes = o.online_min_jobs;
-  apply_model_choices(o.choices, m.fit);
+  ModelChoiceOptions choices = o.choices;
+  choices.quantiles = loop_quantiles(o);
+  apply_model_choices(choices, m.fit);
   m.fit.train.seed = o.train_seed;
   m.predictor = predictor_options(o.variant, o.isa, o.alpha, o.bounds);
   return m;
@@ -59,7 +67,7 @@ nlohmann::json online_model_json(const SimulateCliOptions& o, const sim::OnlineM
   nlohmann::json j = {{"retrain_every", o.retrain_every}, {"min_jobs", o.online_min_jobs}, {"train_seed", o.train_seed},
                       {"alpha", o.alpha},                 {"retrains", s.retrains},      {"predicted_jobs", s.predicted},
                       {"fallback_jobs", s.fallbacks},     {"train_seconds", s.train_seconds},
-                      {"quantiles", o.choices.quantiles}};
+                      {"quantiles", loop_quantiles(o)}};
   if (s.first_model_at_s >= 0) j["first_model_at_s"] = s.first_model_at_s;
   return j;
 }
@@ -116,6 +124,9 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
       ->capture_default_str();
   cmd.add_option("--train-seed", o.train_seed, "--ttl online: the trainer's seed")->capture_default_str();
   add_model_choice_options(cmd, o.choices);  // --ttl online's models: train's choices
+  CLI::Option* quantiles = cmd.get_option("--quantiles");
+  quantiles->description(quantiles->get_description() +
+                         "; auto: train's heads (" + kDefaultQuantileLevels + ") under fcfs, easy and easy++, off under jalien");
   cmd.add_option("--estimate-scale", o.estimate_scale,
                  "easy, easy++ with --ttl model or online: the backfilling estimate is the model's expected time times "
                  "this scale (the safe TTL stays the first correction); auto: chosen each week of simulated time among "

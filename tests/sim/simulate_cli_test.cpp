@@ -195,7 +195,7 @@ TEST_F(SimulateCliOnTrace, BatchWithTheOnlineLearningLoop) {
   EXPECT_EQ(o["train_seed"], 2);
   EXPECT_EQ(o["retrain_every"], "30m");
   EXPECT_GT(o["train_seconds"].get<double>(), 0);
-  EXPECT_EQ(o["quantiles"], "off");  // the loop's models are mean-only by default
+  EXPECT_EQ(o["quantiles"], kDefaultQuantileLevels);  // a batch scheduler's loop: train's heads by default
   EXPECT_NE(out.find("simulate: online model 1 trained on "), std::string::npos) << out;
   EXPECT_EQ(on["estimate_scale_option"], "auto");
   // The trace spans four weekly replays; what they choose depends on the models.
@@ -251,6 +251,7 @@ TEST_F(SimulateCliOnTrace, BrokerWithTheOnlineLearningLoop) {
   EXPECT_EQ(o["predicted_jobs"].get<int>() + o["fallback_jobs"].get<int>(), on["jobs"].get<int>()) << o;
   EXPECT_GT(o["predicted_jobs"].get<int>(), 0) << o;
   EXPECT_EQ(on["calibration"], "aci-log");
+  EXPECT_EQ(o["quantiles"], "off");  // the broker's loop: mean-only models by default
   EXPECT_TRUE(on.contains("calibration_final_level"));
   EXPECT_EQ(on["completed"].get<int>() + on["failed"].get<int>() + on["never_matched"].get<int>(), on["jobs"].get<int>());
 
