@@ -56,8 +56,8 @@ struct SimulateCliOptions {
   std::string retrain_every = duration_text(sim::OnlineModelOptions{}.retrain_every_s);
   std::size_t online_min_jobs = sim::OnlineModelOptions{}.min_outcomes;
   std::uint64_t train_seed = TrainConfig{}.seed;
-  // --ttl online: what the loop's models learn: train's choices and defaults, but mean-only
-  // (docs/SIMULATION.md, "The loop's models": heads from an empty start over-kill in jalien).
+  // --ttl online: what the loop's models learn: train's choices and defaults, the heads by
+  // scheduler (kLoopQuantilesAuto).
   ModelChoiceOptions choices = online_model_choices();
   // easy, easy++ with --ttl model or online: the backfilling estimate's scale (sim/estimate_scale.hpp).
   std::string estimate_scale = sim::kDefaultEstimateScale;
