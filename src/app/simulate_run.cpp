@@ -131,7 +131,8 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
                  "easy, easy++ with --ttl model or online: the backfilling estimate is the model's expected time times "
                  "this scale (the safe TTL stays the first correction); auto: chosen each week of simulated time among "
                  "1, 1/2, 1/4, 1/8, 1/16 by replaying the last four weeks' ended jobs with each (the least aggressive "
-                 "within one standard error of the lowest average bounded slowdown); a number in (0, 1]: that scale")
+                 "within one standard error of the lowest average bounded slowdown over every replay so far); a number "
+                 "in (0, 1]: that scale")
       ->check(parsed_by("--estimate-scale", "SCALE", [](const std::string& text) { sim::estimate_scale_from_text(text); }))
       ->capture_default_str();
   add_bound_options(cmd, o.bounds);

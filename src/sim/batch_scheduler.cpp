@@ -26,7 +26,7 @@ class BatchSimulation {
   BatchSimulation(const std::vector<BatchJob>& jobs, const BatchConfig& config)
       : jobs_(jobs), config_(config), out_(jobs.size()), estimate_(jobs.size()), safe_(jobs.size()), est_end_(jobs.size()),
         stage_(jobs.size(), 0), started_(jobs.size(), 0), run_(jobs.size()), given_(jobs.size(), 0),
-        model_answered_(jobs.size(), 0), series_(first_submit(jobs)) {
+        model_answered_(jobs.size(), 0), evidence_(config.scale.candidates.size()), series_(first_submit(jobs)) {
     free_ = config.machine_procs;
     series_.set_capacity(config.machine_procs);
     scale_ = config.scale.candidates.empty() ? 1.0 : config.scale.candidates.front();
@@ -119,10 +119,12 @@ class BatchSimulation {
   // Every `every_s`, the jobs submitted in the `window_s` before the oldest job still waiting
   // or running (so every one of them has ended: a replay of the last jobs to end alone would
   // hold the short ones and miss the long) simulated again alone, with each candidate scale
-  // times the estimates they were given (their safe TTLs as the first correction). The least
-  // aggressive scale whose average bounded slowdown is within one standard error (of the
-  // paired per-job differences) of the lowest answers from now on: a smaller scale must earn
-  // its place by more than the replay's noise (the one-standard-error rule of cross-validation).
+  // times the estimates they were given (their safe TTLs as the first correction), and the
+  // replay pooled with the earlier ones. The least aggressive scale whose pooled average
+  // bounded slowdown is within one standard error (of the paired per-job differences) of the
+  // lowest answers from now on: a smaller scale must earn its place by more than the replays'
+  // noise (the one-standard-error rule of cross-validation), and one noisy week does not undo
+  // what the weeks before showed.
   void maybe_choose_scale(double t) {
     const EstimateScaleOptions& o = config_.scale;
     if (!o.chosen() || t < next_choice_) return;
@@ -136,7 +138,6 @@ class BatchSimulation {
     BatchConfig replay{config_.policy, Estimator::Model, config_.machine_procs, nullptr, EstimateScaleOptions{}};
     std::vector<BatchJob> jobs(complete_ - first);
     std::vector<std::vector<double>> bsld(o.candidates.size(), std::vector<double>(jobs.size()));
-    std::vector<double> mean(o.candidates.size(), 0.0);
     for (std::size_t k = 0; k < o.candidates.size(); ++k) {
       for (std::size_t i = 0; i < jobs.size(); ++i) {
         const std::size_t j = arrived_[first + i];
@@ -145,19 +146,11 @@ class BatchSimulation {
         jobs[i].model_safe = safe_[j];
       }
       const BatchResult r = BatchSimulation(jobs, replay).run();
-      for (std::size_t i = 0; i < jobs.size(); ++i) {
+      for (std::size_t i = 0; i < jobs.size(); ++i)
         bsld[k][i] = bounded_slowdown(r.outcomes[i].start - jobs[i].submit, run_[arrived_[first + i]]);
-        mean[k] += bsld[k][i] / static_cast<double>(jobs.size());
-      }
     }
-    const std::size_t lowest = static_cast<std::size_t>(std::min_element(mean.begin(), mean.end()) - mean.begin());
-    std::size_t pick = lowest;
-    for (std::size_t k = 0; k < lowest; ++k)
-      if (mean[k] - mean[lowest] <= paired_standard_error(bsld[k], bsld[lowest])) {
-        pick = k;
-        break;
-      }
-    scale_ = o.candidates[pick];
+    evidence_.add(bsld);
+    scale_ = o.candidates[evidence_.pick()];
     ++replays_;
   }
 
@@ -296,6 +289,7 @@ class BatchSimulation {
   std::size_t complete_ = 0;           // arrived_[0, complete_) have all ended
   double scale_ = 1, next_choice_ = 0, scale_sum_ = 0;
   std::size_t scale_count_ = 0, replays_ = 0;
+  ReplayEvidence evidence_;            // every replay so far, pooled
   EventQueue<Payload> events_;
   std::vector<std::size_t> queue_, running_, candidates_;
   std::vector<std::pair<double, int>> ends_;
@@ -307,20 +301,6 @@ class BatchSimulation {
 };
 
 }  // namespace
-
-double paired_standard_error(const std::vector<double>& a, const std::vector<double>& b) {
-  const std::size_t n = a.size();
-  if (n < 2) return 0;
-  double sum = 0, sum2 = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double d = a[i] - b[i];
-    sum += d;
-    sum2 += d * d;
-  }
-  const double m = sum / static_cast<double>(n);
-  const double var = std::max(0.0, (sum2 - static_cast<double>(n) * m * m) / static_cast<double>(n - 1));
-  return std::sqrt(var / static_cast<double>(n));
-}
 
 double bounded_slowdown(double wait_s, double run_s, double threshold_s) {
   return std::max(1.0, (wait_s + run_s) / std::max(run_s, threshold_s));

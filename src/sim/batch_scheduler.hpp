@@ -99,9 +99,6 @@ struct BatchResult {
 // needs requests a job lacks, or Estimator::Online has no source.
 BatchResult simulate_batch(const std::vector<BatchJob>& jobs, const BatchConfig& config);
 
-// The standard error of the mean of the paired differences a[i] - b[i] (0 below two pairs).
-double paired_standard_error(const std::vector<double>& a, const std::vector<double>& b);
-
 // Bounded slowdown with the customary 10 s threshold (Feitelson et al. 1997).
 double bounded_slowdown(double wait_s, double run_s, double threshold_s = 10);
 

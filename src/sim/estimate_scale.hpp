@@ -10,10 +10,13 @@
 // scale pays depends on the machine and its users, so it is not a constant here either:
 // `auto` chooses it online, by replay. Every `every_s` of simulated time the jobs submitted
 // in the `window_s` before the oldest job still waiting or running (all of them ended) are
-// simulated again, alone, once per candidate scale times the estimates they were given, and
-// the least aggressive scale within one standard error of the lowest average bounded slowdown
-// answers the next jobs. Only ended jobs are replayed: a job's estimate never depends on an
-// outcome that was not known when it arrived. docs/SIMULATION.md has what it bought.
+// simulated again, alone, once per candidate scale times the estimates they were given. The
+// replays' evidence is pooled (ReplayEvidence): the least aggressive scale within one standard
+// error of the lowest average bounded slowdown over every replay so far answers the next jobs.
+// One week's replay is noisy (a 100-processor machine's month swings by 5-10 % with one
+// training); pooling keeps what the earlier weeks showed, and the standard error shrinks as
+// evidence grows. Only ended jobs are replayed: a job's estimate never depends on an outcome
+// that was not known when it arrived. docs/SIMULATION.md has what it bought.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -31,6 +34,25 @@ struct EstimateScaleOptions {
   double window_s = 28 * 86400.0;  // replaying the last four weeks' ended jobs
   std::size_t min_jobs = 200;      // fewer ended jobs in the window: the scale is kept
   bool chosen() const { return candidates.size() > 1; }
+};
+
+// Every replay's per-job bounded slowdowns under each candidate, pooled: a job replayed in
+// several windows counts once per replay.
+class ReplayEvidence {
+ public:
+  explicit ReplayEvidence(std::size_t candidates);
+  // One replay: bsld[k][i], replayed job i's bounded slowdown under candidate k. Error unless
+  // there is one row per candidate, all of one length.
+  void add(const std::vector<std::vector<double>>& bsld);
+  // The first (least aggressive) candidate whose pooled mean is within one standard error of
+  // the paired differences of the lowest pooled mean; 0 before any evidence.
+  std::size_t pick() const;
+  std::size_t jobs() const { return n_; }
+
+ private:
+  std::size_t k_, n_ = 0;
+  std::vector<double> sum_;           // per candidate
+  std::vector<double> dsum_, dsum2_;  // per pair (a, b), a * k_ + b: sums of bsld_a - bsld_b and its square
 };
 
 // `auto`: the powers of two 1, 1/2, 1/4, 1/8, 1/16, chosen by replay; a number in (0, 1]: that

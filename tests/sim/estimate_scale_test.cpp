@@ -38,10 +38,29 @@ TEST(EstimateScale, ParsesAutoAndAFixedScale) {
     EXPECT_THROW(estimate_scale_from_text(bad), Error) << bad;
 }
 
-TEST(EstimateScale, PairedStandardErrorMatchesTheHandComputedOne) {
-  // Differences 1, 2, 3, 6: mean 3, sample variance (4 + 1 + 0 + 9) / 3, over n = 4.
-  EXPECT_DOUBLE_EQ(paired_standard_error({2, 4, 6, 10}, {1, 2, 3, 4}), std::sqrt(14.0 / 3 / 4));
-  EXPECT_DOUBLE_EQ(paired_standard_error({5}, {1}), 0);
+// Hand-computed choices of the pooled one-standard-error rule.
+TEST(EstimateScale, PooledReplaysPickTheLeastAggressiveScaleWithinOneStandardError) {
+  ReplayEvidence e(3);
+  EXPECT_EQ(e.pick(), 0u);  // no evidence: the first candidate
+  // Candidate 0 minus candidate 2 per job: 1, 2, 3, 6 (mean 3, standard error
+  // sqrt(14 / 3 / 4) = 1.08): 0 is not within it; candidate 1 minus 2: 0, 1, 0, 1 (mean 0.5,
+  // standard error sqrt(1 / 3 / 4) = 0.29): neither; candidate 2 is the lowest.
+  e.add({{2, 4, 6, 10}, {1, 3, 3, 5}, {1, 2, 3, 4}});
+  EXPECT_EQ(e.jobs(), 4u);
+  EXPECT_EQ(e.pick(), 2u);
+  // A second replay where the three tie on four more jobs: the pooled 1 minus 2 is 0, 1, 0, 1,
+  // 0, 0, 0, 0 (mean 0.25, standard error sqrt((2 - 8 x 0.0625) / 7 / 8) = 0.164): still 2;
+  // 0 minus 2: 1, 2, 3, 6, 0, 0, 0, 0 (mean 1.5 > its standard error 0.76).
+  e.add({{7, 7, 7, 7}, {7, 7, 7, 7}, {7, 7, 7, 7}});
+  EXPECT_EQ(e.pick(), 2u);
+  // A replay where candidate 1 is better than 2 by 1 on two jobs: pooled sums 0: 22 + 28 + 18 =
+  // 68, 1: 12 + 28 + 2 = 42, 2: 10 + 28 + 4 = 42 over 10 jobs; 1 and 2 tie, the lowest is the
+  // first of them (1); 0 minus 1: 1, 1, 3, 5, 0, 0, 0, 0, 8, 8 (mean 2.6, standard error
+  // sqrt((164 - 67.6) / 9 / 10) = 1.04): not within; so 1.
+  e.add({{9, 9}, {1, 1}, {2, 2}});
+  EXPECT_EQ(e.pick(), 1u);
+  EXPECT_THROW(e.add({{1}, {1}}), Error);        // a row short of the candidates
+  EXPECT_THROW(e.add({{1}, {1, 2}, {1}}), Error);  // rows of unequal length
 }
 
 // R (2 of 4 processors, runs 100 s, expected 100 s, safe TTL 400 s) starts at 0; H needs all 4
