@@ -5,13 +5,14 @@
                            [--min-jobs 1000] [--alpha 0.01] [--json]
 
 The per-job file lists each scored job's split, submit time, run time, request and the safe
-TTL of every method, but not the trace's other columns; this joins it back to TRACE (an SWF
-log or a ttlpred CSV, .gz or not) and prints, for every group column the trace has (SWF:
-queue, partition, user, group; CSV: job_type, partition, queue, user), the groups with at
-least --min-jobs scored jobs and their kill rates, worst first: the per-group check of the
-per-job safe TTL (no job type, queue or partition with >= 1 000 scored jobs above 2 alpha).
-A job is killed when it ran longer than the method's TTL and not longer than its request (the
-kill rate's own definition, train/metrics.hpp).
+TTL of every method, but not the trace's other columns; this joins it back to TRACE, read with
+the product's own readers (`ttlpred.read_trace`: any format `backtest` reads; the Python
+package on PYTHONPATH, e.g. build/python), and prints, for every group column the trace has
+(job_type, queue, partition, user, group), the groups with at least --min-jobs scored jobs and
+their kill rates, worst first: the per-group check of the per-job safe TTL (no job type, queue
+or partition with >= 1 000 scored jobs above 2 alpha). A job is killed when it ran longer than
+the method's TTL and not longer than its request (the kill rate's own definition,
+train/metrics.hpp).
 
 The join: the scored jobs of each split are a contiguous run of the trace's eligible jobs
 (run time > 0, request > 0 where the trace has requests) in submit order, the order the
@@ -20,57 +21,27 @@ not match TRACE is an error naming the split."""
 import argparse
 import collections
 import csv
-import gzip
 import json
 import sys
 
-SWF_COLUMNS = {"user": 11, "group": 12, "queue": 14, "partition": 15}  # 0-based SWF fields
-CSV_COLUMNS = ("job_type", "partition", "queue", "user")
+import numpy as np
+
+import ttlpred
+
+GROUP_COLUMNS = ("job_type", "queue", "partition", "user", "group")
 
 
-def number(text):
-    try:
-        return float(text)
-    except ValueError:
-        return float("nan")
-
-
-def opened(path):
-    return gzip.open(path, "rt") if path.endswith(".gz") else open(path)
-
-
-def read_swf(path):
-    """Eligible jobs in submit order: (absolute submit s, run s, {column: value})."""
-    start, jobs = 0.0, []
-    with opened(path) as f:
-        for line in f:
-            if line.startswith(";"):
-                if "UnixStartTime:" in line:
-                    start = float(line.split(":", 1)[1])
-                continue
-            fields = line.split()
-            if len(fields) < 18:
-                continue
-            run, req = float(fields[3]), float(fields[8])
-            if run > 0 and req > 0:
-                groups = {name: fields[i] for name, i in SWF_COLUMNS.items() if fields[i] != "-1"}
-                jobs.append((start + float(fields[1]), run, groups))
-    jobs.sort(key=lambda j: j[0])
-    return jobs
-
-
-def read_csv_trace(path):
-    with opened(path) as f:
-        rows = list(csv.DictReader(f))
-    has_requests = any(number(r.get("requested_ttl_s", "")) > 0 for r in rows)
-    jobs = []
-    for r in rows:
-        run = number(r["wall_s"])
-        if run > 0 and (not has_requests or number(r.get("requested_ttl_s", "")) > 0):
-            groups = {c: r[c] or "(none)" for c in CSV_COLUMNS if c in r}
-            jobs.append((number(r["submit_time"]), run, groups))
-    jobs.sort(key=lambda j: j[0])
-    return jobs
+def eligible_jobs(path):
+    """The trace's eligible jobs in submit order: (submit s, run s, {column: value})."""
+    t = ttlpred.read_trace(path)
+    ok = t["wall_s"].to_numpy() > 0
+    if "requested_ttl_s" in t and (t["requested_ttl_s"] > 0).any():
+        ok &= t["requested_ttl_s"].to_numpy() > 0
+    t = t[ok].sort_values("submit_time", kind="stable")
+    columns = [c for c in GROUP_COLUMNS if c in t]
+    values = {c: t[c].astype(object).where(t[c].notna(), "(none)").astype(str).to_numpy() for c in columns}
+    submit, run = t["submit_time"].to_numpy(np.float64), t["wall_s"].to_numpy(np.float64)
+    return [(submit[i], run[i], {c: values[c][i] for c in columns}) for i in range(len(t))]
 
 
 def joined(jobs, per_job_path):
@@ -104,8 +75,7 @@ def main():
     ap.add_argument("--alpha", type=float, default=0.01, help="groups above 2 alpha are flagged")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    name = a.trace[:-3] if a.trace.endswith(".gz") else a.trace
-    jobs = read_swf(a.trace) if name.lower().endswith(".swf") else read_csv_trace(a.trace)
+    jobs = eligible_jobs(a.trace)
     column = "ttl_" + a.method
     report = []
     for path in a.per_job:
