@@ -90,7 +90,8 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
   cmd.add_option("--proxy-lifetime", o.proxy_lifetime, "jalien: proxy lifetime cap on a pilot's time left (s; 0: none)")->capture_default_str();
   cmd.add_option("--max-retries", o.max_retries, "jalien: resubmissions of a killed job")->capture_default_str();
   cmd.add_option("--default-ttl", o.default_ttl, "jalien: static TTL of a job without one (JAliEn: 21600 s)")->capture_default_str();
-  cmd.add_option("--seed", o.seed, "jalien: seed of slots and pilot arrivals")->capture_default_str();
+  cmd.add_option("--seed", o.seed, "jalien: seed of slots and pilot arrivals; fcfs, easy, easy++: of --oracle-overestimate's draws")
+      ->capture_default_str();
   cmd.add_option("--variant", o.variant, "engine variant (" + engine::variant_names_list() + "), or auto")->capture_default_str();
   cmd.add_option("--isa", o.isa, "pin an instruction set");
   add_alpha_option(cmd, o.alpha);
@@ -135,6 +136,12 @@ void add_simulate_options(CLI::App& cmd, SimulateCliOptions& o) {
                  "in (0, 1]: that scale")
       ->check(parsed_by("--estimate-scale", "SCALE", [](const std::string& text) { sim::estimate_scale_from_text(text); }))
       ->capture_default_str();
+  cmd.add_option("--oracle-overestimate", o.oracle_overestimate,
+                 "fcfs, easy, easy++ with --ttl oracle: each job's estimate is its run time times 1 + F x u, u uniform in "
+                 "[0, 1) drawn per job from --seed, never above its request (never short: no corrections): how far the "
+                 "clairvoyant schedule moves when its estimates move; 0: exact")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   add_bound_options(cmd, o.bounds);
   cmd.add_option("--out", o.out,
                  "write DIR/schedule.csv (per job), DIR/timeseries.csv (per hour) and DIR/report.html (the hourly series drawn)");
@@ -163,6 +170,8 @@ std::optional<Predictor> load_simulate_model(const SimulateCliOptions& o) {
     throw Error("simulate: --calibration " + o.calibration + " applies to --scheduler jalien --ttl model or online");
   if (o.estimate_scale != sim::kDefaultEstimateScale && !((o.scheduler == "easy" || o.scheduler == "easy++") && (o.ttl == "model" || o.ttl == "online")))
     throw Error("simulate: --estimate-scale applies to --scheduler easy or easy++ with --ttl model or online");
+  if (o.oracle_overestimate != 0 && (grid || o.ttl != "oracle"))
+    throw Error("simulate: --oracle-overestimate applies to --scheduler fcfs, easy or easy++ with --ttl oracle");
   if (!(o.choices == online_model_choices()) && o.ttl != "online")
     throw Error("simulate: --quantiles, --piecewise-bins, --residual, --request-key, --censored-rates and --system-key "
                 "apply to --ttl online (the models it trains; --ttl model's were chosen at train)");
@@ -251,6 +260,8 @@ nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Pre
                     : o.ttl == "model" ? sim::Estimator::Model : o.ttl == "online" ? sim::Estimator::Online
                     : sim::Estimator::Oracle;
     if (o.ttl == "model" || o.ttl == "online") cfg.scale = sim::estimate_scale_from_text(o.estimate_scale);
+    cfg.oracle_overestimate = o.oracle_overestimate;
+    cfg.oracle_seed = o.seed;
     const auto jobs = sim::batch_jobs(st);
     std::optional<sim::OnlineModel> online;
     std::optional<sim::OnlineModelEstimates> estimates;
@@ -268,6 +279,7 @@ nlohmann::json run_simulate(const SimulateCliOptions& o, const std::optional<Pre
       j["mean_estimate_scale"] = r.metrics.mean_estimate_scale;
       j["estimate_scale_replays"] = r.metrics.estimate_scale_replays;
     }
+    if (o.oracle_overestimate != 0) j["oracle_overestimate"] = {{"factor", o.oracle_overestimate}, {"seed", o.seed}};
     if (online) j["online"] = online_model_json(o, online->stats());
     if (!o.out.empty()) sim::write_batch_outputs(o.out, jobs, r);
     hours = std::move(r.hours);

@@ -61,6 +61,8 @@ struct SimulateCliOptions {
   ModelChoiceOptions choices = online_model_choices();
   // easy, easy++ with --ttl model or online: the backfilling estimate's scale (sim/estimate_scale.hpp).
   std::string estimate_scale = sim::kDefaultEstimateScale;
+  // fcfs, easy, easy++ with --ttl oracle: the run times overestimated by up to this factor (BatchConfig).
+  double oracle_overestimate = 0;
   int procs = 0, max_retries = sim::GridOptions{}.max_retries;
   std::uint64_t seed = sim::GridOptions{}.seed;
   BoundOptions bounds;

@@ -8,6 +8,7 @@
 
 #include "sim/event_queue.hpp"
 #include "util/error.hpp"
+#include "util/splitmix.hpp"
 
 namespace ttlpred::sim {
 namespace {
@@ -70,6 +71,9 @@ class BatchSimulation {
     for (double c : config_.scale.candidates)
       if (!(c > 0 && c <= 1)) throw Error("simulate: an estimate scale must be in (0, 1], got " + std::to_string(c));
     if (config_.scale.candidates.empty()) throw Error("simulate: no estimate scale");
+    if (!(config_.oracle_overestimate >= 0 && std::isfinite(config_.oracle_overestimate)))
+      throw Error("simulate: the oracle's overestimate must be a finite number >= 0, got " +
+                  std::to_string(config_.oracle_overestimate));
     for (const auto& b : jobs_) {
       if (b.procs > config_.machine_procs)
         throw Error("simulate: job " + std::to_string(b.id) + " needs " + std::to_string(b.procs) +
@@ -83,6 +87,16 @@ class BatchSimulation {
     }
   }
 
+  // The true run time, overestimated by the job's own draw (a hash of the seed and the job's
+  // index, so the draw does not depend on the order events happen in).
+  double oracle_estimate(std::size_t j) const {
+    if (config_.oracle_overestimate <= 0) return run_[j];
+    const std::uint64_t bits = splitmix64_mix(config_.oracle_seed ^ splitmix64_mix(static_cast<std::uint64_t>(j) + 1));
+    const double u = static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0);
+    const double e = run_[j] * (1 + config_.oracle_overestimate * u);
+    return jobs_[j].request > 0 ? std::min(e, jobs_[j].request) : e;
+  }
+
   double last_two(const BatchJob& b) const {
     const auto it = last_two_.find(b.user);
     if (it == last_two_.end() || it->second.count < 2) return b.request;
@@ -94,7 +108,7 @@ class BatchSimulation {
     const BatchJob& b = jobs_[j];
     switch (config_.estimator) {
       case Estimator::Request: return b.request;
-      case Estimator::Oracle: return run_[j];
+      case Estimator::Oracle: return oracle_estimate(j);
       case Estimator::Model: safe_[j] = b.model_safe; return model_answer(j, b.model_expected);
       case Estimator::Last2: return last_two(b);
       case Estimator::Online: {

@@ -19,7 +19,9 @@
 //   model and online -> the safe TTL, then the request.
 // - The model's (and online's) expected time is scaled for backfilling: by a fixed scale, or
 //   by one chosen each week by replaying the ended jobs (sim/estimate_scale.hpp).
-// Deterministic: no randomness; ties are broken by arrival order.
+// - The true run time can be given overestimated by a seeded draw per job (never short of it,
+//   never above the request): how far the clairvoyant schedule moves when its estimates move.
+// Deterministic: the one draw is seeded; ties are broken by arrival order.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -66,6 +68,10 @@ struct BatchConfig {
   int machine_procs = 0;
   EstimateSource* source = nullptr;  // Estimator::Online's (not owned)
   EstimateScaleOptions scale;        // Estimator::Model's and Online's model answers
+  // Estimator::Oracle: a job's estimate is its run time times 1 + oracle_overestimate x u, u
+  // uniform in [0, 1) drawn for the job from oracle_seed, and never above its request; 0: exact.
+  double oracle_overestimate = 0;
+  std::uint64_t oracle_seed = 1;
 };
 
 struct BatchJobOutcome {

@@ -141,6 +141,51 @@ TEST(BatchScheduler, ConservesJobsAndWork) {
     }
 }
 
+// The oracle's overestimate: never short of the run time (no correction on any job), the
+// same schedule for the same seed, another for another seed, the exact oracle at 0.
+TEST(BatchScheduler, OracleOverestimateIsSeededAndNeverShort) {
+  std::vector<BatchJob> jobs;
+  for (int i = 0; i < 300; ++i) {
+    const double run = 10 + (i * 37) % 400, request = run * (1 + (i % 5)) - (i % 7 == 0 ? run / 2 : 0);
+    jobs.push_back(job(i, i * 13.0, 1 + (i * 7) % 16, run, request, static_cast<std::uint32_t>(i % 9)));
+  }
+  auto sim = [&](double factor, std::uint64_t seed) {
+    BatchConfig c{BatchPolicy::EasyPlusPlus, Estimator::Oracle, 16, nullptr, {}};
+    c.oracle_overestimate = factor;
+    c.oracle_seed = seed;
+    return simulate_batch(jobs, c);
+  };
+  const BatchResult exact = run(jobs, BatchPolicy::EasyPlusPlus, Estimator::Oracle, 16);
+  const BatchResult zero = sim(0, 7), a = sim(0.5, 1), again = sim(0.5, 1), other = sim(0.5, 2);
+  EXPECT_EQ(a.metrics.corrections, 0u);
+  EXPECT_EQ(other.metrics.corrections, 0u);
+  bool differs = false, moved = false;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    EXPECT_EQ(zero.outcomes[j].start, exact.outcomes[j].start);
+    EXPECT_EQ(a.outcomes[j].start, again.outcomes[j].start);
+    differs = differs || a.outcomes[j].start != other.outcomes[j].start;
+    moved = moved || a.outcomes[j].start != exact.outcomes[j].start;
+  }
+  EXPECT_TRUE(differs);
+  EXPECT_TRUE(moved);
+  BatchConfig bad{BatchPolicy::Easy, Estimator::Oracle, 16, nullptr, {}};
+  bad.oracle_overestimate = -0.1;
+  EXPECT_THROW(simulate_batch(jobs, bad), Error);
+}
+
+// Never above the request: C (50 s, request 90) overestimated by up to 100x still ends by
+// its request, 92 <= the reservation at 100, so it is backfilled at 2 whatever the draw.
+TEST(BatchScheduler, OracleOverestimateStopsAtTheRequest) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    BatchConfig c{BatchPolicy::Easy, Estimator::Oracle, 4, nullptr, {}};
+    c.oracle_overestimate = 100;
+    c.oracle_seed = seed;
+    const BatchResult r = simulate_batch(a_b_c(90), c);
+    EXPECT_EQ(r.outcomes[2].start, 2) << "seed " << seed;
+    EXPECT_EQ(r.outcomes[1].start, 100) << "seed " << seed;
+  }
+}
+
 TEST(BatchScheduler, RefusesAJobLargerThanTheMachine) {
   EXPECT_THROW(run({job(1, 0, 5, 10, 10)}, BatchPolicy::Easy), Error);
 }

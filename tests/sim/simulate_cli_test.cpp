@@ -317,6 +317,12 @@ TEST(SimulateCli, ClearErrors) {
   EXPECT_NE(out.find("has no requested time"), std::string::npos) << out;
   // The oracle needs none.
   EXPECT_EQ(test::run_cli("simulate --data '" + nasa + "' --scheduler easy --ttl oracle --procs 128 --split 0", &out), 0) << out;
+  // The oracle's overestimate goes with the batch oracle only, and says so.
+  EXPECT_EQ(test::run_cli("simulate --data '" + kth + "' --scheduler easy++ --ttl last2 --oracle-overestimate 0.1", &out), 1);
+  EXPECT_NE(out.find("--oracle-overestimate applies to --scheduler fcfs, easy or easy++ with --ttl oracle"), std::string::npos)
+      << out;
+  EXPECT_NE(test::run_cli("simulate --data '" + kth + "' --scheduler easy++ --ttl oracle --oracle-overestimate -1", &out), 0);
+  EXPECT_NE(out.find("--oracle-overestimate"), std::string::npos) << out;
 }
 
 }  // namespace
