@@ -91,8 +91,7 @@ class BatchSimulation {
   // index, so the draw does not depend on the order events happen in).
   double oracle_estimate(std::size_t j) const {
     if (config_.oracle_overestimate <= 0) return run_[j];
-    const std::uint64_t bits = splitmix64_mix(config_.oracle_seed ^ splitmix64_mix(static_cast<std::uint64_t>(j) + 1));
-    const double u = static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0);
+    const double u = SplitMix64(config_.oracle_seed ^ splitmix64_mix(static_cast<std::uint64_t>(j) + 1)).uniform();
     const double e = run_[j] * (1 + config_.oracle_overestimate * u);
     return jobs_[j].request > 0 ? std::min(e, jobs_[j].request) : e;
   }
