@@ -22,8 +22,7 @@ EstimateScaleOptions estimate_scale_from_text(const std::string& text) {
   return o;
 }
 
-ReplayEvidence::ReplayEvidence(std::size_t candidates)
-    : k_(candidates), sum_(candidates, 0.0), dsum_(candidates * candidates, 0.0), dsum2_(candidates * candidates, 0.0) {}
+ReplayEvidence::ReplayEvidence(std::size_t candidates) : k_(candidates), sum_(candidates, 0.0), dsum2_(candidates * candidates, 0.0) {}
 
 void ReplayEvidence::add(const std::vector<std::vector<double>>& bsld) {
   if (bsld.size() != k_) throw Error("estimate scale: a replay without one row per candidate");
@@ -32,10 +31,9 @@ void ReplayEvidence::add(const std::vector<std::vector<double>>& bsld) {
     if (row.size() != n) throw Error("estimate scale: a replay's rows differ in length");
   for (std::size_t a = 0; a < k_; ++a) {
     for (std::size_t i = 0; i < n; ++i) sum_[a] += bsld[a][i];
-    for (std::size_t b = 0; b < k_; ++b)
+    for (std::size_t b = a + 1; b < k_; ++b)
       for (std::size_t i = 0; i < n; ++i) {
         const double d = bsld[a][i] - bsld[b][i];
-        dsum_[a * k_ + b] += d;
         dsum2_[a * k_ + b] += d * d;
       }
   }
@@ -47,7 +45,7 @@ std::size_t ReplayEvidence::pick() const {
   const std::size_t lowest = static_cast<std::size_t>(std::min_element(sum_.begin(), sum_.end()) - sum_.begin());
   const double n = static_cast<double>(n_);
   for (std::size_t a = 0; a < lowest; ++a) {
-    const double m = dsum_[a * k_ + lowest] / n;
+    const double m = (sum_[a] - sum_[lowest]) / n;  // the mean of the paired differences
     const double var = n_ > 1 ? std::max(0.0, (dsum2_[a * k_ + lowest] - n * m * m) / (n - 1)) : 0.0;
     if (m <= std::sqrt(var / n)) return a;
   }

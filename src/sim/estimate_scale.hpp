@@ -51,8 +51,8 @@ class ReplayEvidence {
 
  private:
   std::size_t k_, n_ = 0;
-  std::vector<double> sum_;           // per candidate
-  std::vector<double> dsum_, dsum2_;  // per pair (a, b), a * k_ + b: sums of bsld_a - bsld_b and its square
+  std::vector<double> sum_;    // per candidate (their differences are the paired differences' sums)
+  std::vector<double> dsum2_;  // per pair a < b, at a * k_ + b: the sum of (bsld_a - bsld_b)^2
 };
 
 // `auto`: the powers of two 1, 1/2, 1/4, 1/8, 1/16, chosen by replay; a number in (0, 1]: that
